@@ -1,0 +1,99 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/events"
+)
+
+// Dead-letter stream and subjects: a dead letter of consumer C is published on
+// "deadletter.C" (DeadLetterSubject).
+const (
+	DeadLetterStream        = events.DeadLetterStream
+	DeadLetterSubjectPrefix = "deadletter."
+)
+
+// Defaults of ProvisionOptions.
+const (
+	DefaultReplicas        = 1
+	DefaultDuplicateWindow = 2 * time.Minute
+)
+
+// ProvisionOptions tunes the streams that Provision creates.
+type ProvisionOptions struct {
+	// Replicas is the number of copies of each stream: 1 in development, 3 on the production
+	// cluster. Zero means DefaultReplicas.
+	Replicas int
+	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id to drop a re-published
+	// message. Zero means DefaultDuplicateWindow (JetStream's own default).
+	DuplicateWindow time.Duration
+}
+
+func (o ProvisionOptions) withDefaults() ProvisionOptions {
+	if o.Replicas <= 0 {
+		o.Replicas = DefaultReplicas
+	}
+	if o.DuplicateWindow <= 0 {
+		o.DuplicateWindow = DefaultDuplicateWindow
+	}
+	return o
+}
+
+// DeadLetterSubject is the subject of the dead letters of a durable consumer.
+func DeadLetterSubject(consumer string) string {
+	return DeadLetterSubjectPrefix + consumer
+}
+
+// Streams returns the configuration of every stream of the bus (DESIGN.md §3): one per event
+// family, in the order of events.Streams, then DEADLETTER. All are file-backed with limits
+// retention and no age or size limit: event streams are the log of their family and must stay
+// replayable, so they are never work-queue or interest streams.
+func Streams(opts ProvisionOptions) []jetstream.StreamConfig {
+	opts = opts.withDefaults()
+	var out []jetstream.StreamConfig
+	for _, s := range events.Streams() {
+		out = append(out, streamConfig(s.Name, s.Subjects, "Events of the "+s.Family+" family", opts))
+	}
+	return append(out, streamConfig(DeadLetterStream, events.DeadLetterSubjects,
+		"Messages a consumer could never process, with the reason", opts))
+}
+
+func streamConfig(name, subjects, description string, opts ProvisionOptions) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        name,
+		Description: description,
+		Subjects:    []string{subjects},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Replicas:    opts.Replicas,
+		Duplicates:  opts.DuplicateWindow,
+	}
+}
+
+// Provision creates every stream of Streams, or updates it to the configuration when it
+// exists. It is idempotent, and several services may run it at the same time.
+func Provision(ctx context.Context, js jetstream.JetStream, opts ProvisionOptions) error {
+	for _, cfg := range Streams(opts) {
+		if err := upsertStream(ctx, js, cfg); err != nil {
+			return fmt.Errorf("provisioning stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// upsertStream is CreateOrUpdateStream that survives a race with another service: between
+// its update (stream not found) and its create, the other may have created the stream with a
+// slightly different configuration, which the create refuses; updating then wins.
+func upsertStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	_, err := js.CreateOrUpdateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		_, err = js.UpdateStream(ctx, cfg)
+	}
+	return err
+}

@@ -1,0 +1,105 @@
+package bus
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestProvisionIsIdempotentAndCreatesEveryStream(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t) // provisions once
+	ctx := context.Background()
+
+	// Several services provisioning at once, then once more.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for range 3 {
+		wg.Go(func() { errs <- Provision(ctx, b.js, ProvisionOptions{}) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent provision: %v", err)
+		}
+	}
+	if err := Provision(ctx, b.js, ProvisionOptions{Replicas: 1, DuplicateWindow: 2 * time.Minute}); err != nil {
+		t.Fatalf("provision again: %v", err)
+	}
+
+	want := map[string]string{
+		"MERCHANTS": "merchant.>", "POOL": "pool.>", "PAYMENTS": "payment.>", "TREASURY": "treasury.>",
+		"MERCHANT_WALLETS": "merchant_wallet.>", "DEVICES": "device.>", "SESSION_KEYS": "session_key.>",
+		"DEADLETTER": "deadletter.>",
+	}
+	names := b.js.StreamNames(ctx)
+	var got []string
+	for n := range names.Name() {
+		got = append(got, n)
+	}
+	if err := names.Err(); err != nil {
+		t.Fatalf("listing streams: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("streams %v, want the %d of %v", got, len(want), want)
+	}
+	for name, subject := range want {
+		s, err := b.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatalf("stream %s: %v", name, err)
+		}
+		cfg := s.CachedInfo().Config
+		if len(cfg.Subjects) != 1 || cfg.Subjects[0] != subject {
+			t.Errorf("%s subjects %v, want [%s]", name, cfg.Subjects, subject)
+		}
+		if cfg.Storage != jetstream.FileStorage || cfg.Retention != jetstream.LimitsPolicy {
+			t.Errorf("%s storage %v retention %v, want file and limits", name, cfg.Storage, cfg.Retention)
+		}
+		if cfg.Replicas != 1 || cfg.Duplicates != DefaultDuplicateWindow || cfg.MaxAge != 0 {
+			t.Errorf("%s replicas %d duplicates %v max age %v, want 1, 2m, 0", name, cfg.Replicas, cfg.Duplicates, cfg.MaxAge)
+		}
+	}
+}
+
+func TestStreamsUseOptions(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range Streams(ProvisionOptions{Replicas: 3, DuplicateWindow: 5 * time.Minute}) {
+		if cfg.Replicas != 3 || cfg.Duplicates != 5*time.Minute {
+			t.Errorf("%s replicas %d duplicates %v, want 3 and 5m", cfg.Name, cfg.Replicas, cfg.Duplicates)
+		}
+	}
+}
+
+func TestEnsureConsumerIsIdempotentAndUpdates(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	spec := ConsumerSpec{Stream: "PAYMENTS", Durable: "ensure-test", FilterSubjects: []string{"payment.*.*.created"}}
+	for range 2 {
+		if err := EnsureConsumer(ctx, b.js, spec); err != nil {
+			t.Fatalf("ensure consumer: %v", err)
+		}
+	}
+	spec.FilterSubjects = append(spec.FilterSubjects, "payment.*.*.confirmed")
+	spec.MaxAckPending = 7
+	if err := EnsureConsumer(ctx, b.js, spec); err != nil {
+		t.Fatalf("update consumer: %v", err)
+	}
+	c, err := b.js.PushConsumer(ctx, "PAYMENTS", "ensure-test")
+	if err != nil {
+		t.Fatalf("consumer: %v", err)
+	}
+	cfg := c.CachedInfo().Config
+	if len(cfg.FilterSubjects) != 2 || cfg.MaxAckPending != 7 || cfg.AckPolicy != jetstream.AckExplicitPolicy ||
+		cfg.DeliverPolicy != jetstream.DeliverAllPolicy || cfg.DeliverGroup != "ensure-test" || cfg.AckWait != DefaultAckWait {
+		t.Errorf("consumer config %+v", cfg)
+	}
+
+	if err := EnsureConsumer(ctx, b.js, ConsumerSpec{Stream: "PAYMENTS", Durable: "bad.name"}); err == nil {
+		t.Error("a durable with a dot was accepted")
+	}
+}

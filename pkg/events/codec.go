@@ -1,0 +1,113 @@
+package events
+
+import (
+	"fmt"
+	"mime"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+)
+
+// Content types of the Content-Type header of a bus message.
+const (
+	// ContentTypeProtobuf is the default wire format: binary protobuf.
+	ContentTypeProtobuf = "application/protobuf"
+	// ContentTypeJSON is protojson, accepted so that an operator can publish with the nats CLI.
+	ContentTypeJSON = "application/json"
+
+	// contentTypeXProtobuf is an older spelling of ContentTypeProtobuf that is also accepted.
+	contentTypeXProtobuf = "application/x-protobuf"
+)
+
+// metaCarrier is implemented by every generated event message.
+type metaCarrier interface {
+	GetMeta() *commonv1.EventMeta
+}
+
+// Meta returns the metadata block of an event message, or nil when msg has none.
+func Meta(msg proto.Message) *commonv1.EventMeta {
+	if c, ok := msg.(metaCarrier); ok {
+		return c.GetMeta()
+	}
+	return nil
+}
+
+// Marshal encodes an event as binary protobuf, the default wire format (ContentTypeProtobuf).
+// The encoding is deterministic, so a retried publish sends the same bytes.
+func Marshal(msg proto.Message) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("marshal event: %w", err)
+	}
+	return b, nil
+}
+
+// Decode turns a bus message into its event: the subject names the type, contentType selects
+// protobuf (ContentTypeProtobuf, "application/x-protobuf" or empty) or protojson
+// (ContentTypeJSON, parameters such as charset ignored; unknown fields rejected). The event is
+// then validated (Validate) and its meta checked against the subject's company and environment.
+//
+// An unknown subject or type, an unsupported content type or malformed data returns an error
+// wrapping ErrUndecodable. A decoded event that breaks the contract returns a *ValidationError
+// (wrapping ErrInvalid) together with the message and its spec, so that the caller can log and
+// dead-letter it with context.
+func Decode(subject, contentType string, data []byte) (proto.Message, Spec, error) {
+	parts, err := ParseSubject(subject)
+	if err != nil {
+		return nil, Spec{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
+	}
+	s, _ := Lookup(parts.Type)
+	msg := s.New()
+	if err := unmarshal(contentType, data, msg); err != nil {
+		return nil, s, fmt.Errorf("%w: %s: %w", ErrUndecodable, s.Type, err)
+	}
+	if err := Validate(msg); err != nil {
+		return msg, s, err
+	}
+	if err := checkSubjectAgrees(s.Type, parts, Meta(msg)); err != nil {
+		return msg, s, err
+	}
+	return msg, s, nil
+}
+
+func unmarshal(contentType string, data []byte, msg proto.Message) error {
+	mediaType, err := mediaTypeOf(contentType)
+	if err != nil {
+		return err
+	}
+	switch mediaType {
+	case "", ContentTypeProtobuf, contentTypeXProtobuf:
+		return proto.Unmarshal(data, msg)
+	case ContentTypeJSON:
+		return protojson.UnmarshalOptions{DiscardUnknown: false}.Unmarshal(data, msg)
+	default:
+		return fmt.Errorf("unsupported content type %q (want %s or %s)", contentType, ContentTypeProtobuf, ContentTypeJSON)
+	}
+}
+
+// mediaTypeOf returns the lower-case media type of a Content-Type value without parameters.
+func mediaTypeOf(contentType string) (string, error) {
+	if strings.TrimSpace(contentType) == "" {
+		return "", nil
+	}
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", fmt.Errorf("unsupported content type %q: %w", contentType, err)
+	}
+	return mediaType, nil
+}
+
+// checkSubjectAgrees rejects an event whose meta names another company or environment than the
+// subject it arrived on, which would let a publisher file an event under the wrong tenant.
+func checkSubjectAgrees(eventType string, parts SubjectParts, m *commonv1.EventMeta) error {
+	if m.GetCompanyId() != parts.CompanyID {
+		return invalid(eventType, "meta.company_id", "%q does not match the subject's company %q", m.GetCompanyId(), parts.CompanyID)
+	}
+	if m.GetEnvironment() != parts.Env {
+		return invalid(eventType, "meta.environment", "%q does not match the subject's environment %q", m.GetEnvironment(), parts.Env)
+	}
+	return nil
+}

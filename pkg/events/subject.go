@@ -1,0 +1,93 @@
+package events
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// SubjectParts are the tokens of an event subject <family>.<env>.<company_id>.<event>.
+type SubjectParts struct {
+	// Family is the first token, for example "payment".
+	Family string
+	// Env is "test" or "live".
+	Env string
+	// CompanyID is the company (tenant) the event belongs to.
+	CompanyID string
+	// Name is the event name within the family, for example "confirmed".
+	Name string
+	// Type is the event type <family>.<event>, for example "payment.confirmed".
+	Type string
+}
+
+// Subject formats the subject <family>.<env>.<company_id>.<event>. It does not check its
+// arguments; SubjectFor does.
+func Subject(family, env, companyID, name string) string {
+	return family + "." + env + "." + companyID + "." + name
+}
+
+// SubjectFor returns the subject msg is published on, from its type and its meta block. It fails
+// (wrapping ErrUnknownType or ErrBadSubject) for a message outside the contract, a missing meta,
+// or a company id or environment that cannot form a subject.
+func SubjectFor(msg proto.Message) (string, error) {
+	s, ok := ForMessage(msg)
+	if !ok {
+		return "", fmt.Errorf("%w: %T", ErrUnknownType, msg)
+	}
+	m := Meta(msg)
+	if m == nil {
+		return "", fmt.Errorf("%w: %s has no meta", ErrBadSubject, s.Type)
+	}
+	if reason := checkEnv(m.GetEnvironment()); reason != "" {
+		return "", fmt.Errorf("%w: meta.environment: %s", ErrBadSubject, reason)
+	}
+	if reason := checkCompanyID(m.GetCompanyId()); reason != "" {
+		return "", fmt.Errorf("%w: meta.company_id: %s", ErrBadSubject, reason)
+	}
+	return Subject(s.Family, m.GetEnvironment(), m.GetCompanyId(), s.Name), nil
+}
+
+// ParseSubject splits an event subject and checks it: four tokens, a known family, env test or
+// live, a valid company id and an event name of the family. Errors wrap ErrBadSubject, and also
+// ErrUnknownType when only the family or event name is unknown.
+func ParseSubject(subject string) (SubjectParts, error) {
+	tokens := strings.Split(subject, ".")
+	if len(tokens) != 4 {
+		return SubjectParts{}, fmt.Errorf("%w: %q: want <family>.<env>.<company_id>.<event>", ErrBadSubject, subject)
+	}
+	p := SubjectParts{Family: tokens[0], Env: tokens[1], CompanyID: tokens[2], Name: tokens[3]}
+	p.Type = p.Family + "." + p.Name
+	if reason := checkEnv(p.Env); reason != "" {
+		return SubjectParts{}, fmt.Errorf("%w: %q: env %s", ErrBadSubject, subject, reason)
+	}
+	if reason := checkCompanyID(p.CompanyID); reason != "" {
+		return SubjectParts{}, fmt.Errorf("%w: %q: company id %s", ErrBadSubject, subject, reason)
+	}
+	if _, ok := Lookup(p.Type); !ok {
+		return SubjectParts{}, fmt.Errorf("%w: %w: %q: no event type %q", ErrBadSubject, ErrUnknownType, subject, p.Type)
+	}
+	return p, nil
+}
+
+// checkEnv returns why env is not a valid environment, or "".
+func checkEnv(env string) string {
+	if env != EnvTest && env != EnvLive {
+		return fmt.Sprintf("%q is not %q or %q", env, EnvTest, EnvLive)
+	}
+	return ""
+}
+
+// checkCompanyID returns why id cannot be a company id (a subject token), or "".
+func checkCompanyID(id string) string {
+	if id == "" {
+		return "is required"
+	}
+	if i := strings.IndexFunc(id, func(r rune) bool {
+		return r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) || unicode.IsControl(r)
+	}); i >= 0 {
+		return fmt.Sprintf("%q must not contain '.', '*', '>', whitespace or control characters", id)
+	}
+	return ""
+}

@@ -1,0 +1,251 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/events"
+)
+
+// DeadLetterFunc sends a message that can never be applied to the dead-letter stream, with
+// the reason. It must return only once the dead letter is stored.
+type DeadLetterFunc func(ctx context.Context, consumer string, msg jetstream.Msg, reason error) error
+
+// StreamRunner feeds a projector from a durable JetStream consumer (created up front by the
+// bus). Each fetched batch is applied in one transaction that also records the applied event
+// ids; only then are the messages acknowledged. A redelivered message is recognised by its
+// event id and changes nothing; one that cannot be decoded, or that the projector refuses as
+// permanent, goes to the dead-letter stream and never blocks the messages behind it.
+type StreamRunner struct {
+	db         *pgxpool.Pool
+	consumer   jetstream.Consumer
+	durable    string
+	projector  Projector
+	deadLetter DeadLetterFunc
+	batchSize  int
+	maxWait    time.Duration
+	log        *slog.Logger
+}
+
+// StreamRunnerOptions configures a StreamRunner.
+type StreamRunnerOptions struct {
+	BatchSize  int
+	MaxWait    time.Duration
+	DeadLetter DeadLetterFunc
+	Logger     *slog.Logger
+}
+
+// NewStreamRunner returns a runner applying the messages of consumer (durable name durable)
+// to p's tables in db.
+func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable string, p Projector, o StreamRunnerOptions) (*StreamRunner, error) {
+	if o.DeadLetter == nil {
+		return nil, errors.New("projection: a dead-letter function is required")
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 500
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &StreamRunner{db: db, consumer: consumer, durable: durable, projector: p, deadLetter: o.DeadLetter,
+		batchSize: o.BatchSize, maxWait: o.MaxWait, log: o.Logger.With("projection", p.Name())}, nil
+}
+
+// Run fetches and applies batches until ctx ends.
+func (r *StreamRunner) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		if _, err := r.Step(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error("projection batch failed; messages will be redelivered", "err", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	return nil
+}
+
+// Step fetches one batch (waiting up to MaxWait for it) and applies it; it returns the number
+// of messages it took off the consumer.
+func (r *StreamRunner) Step(ctx context.Context) (int, error) {
+	fctx, cancel := context.WithTimeout(ctx, r.maxWait)
+	defer cancel()
+	batch, err := r.consumer.Fetch(r.batchSize, jetstream.FetchContext(fctx))
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("fetching: %w", err)
+	}
+	var msgs []jetstream.Msg
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && len(msgs) == 0 && !isTimeout(err) {
+		if ctx.Err() != nil {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("fetching: %w", err)
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	return len(msgs), r.handle(ctx, msgs)
+}
+
+type pending struct {
+	msg jetstream.Msg
+	ev  Event
+}
+
+func (r *StreamRunner) handle(ctx context.Context, msgs []jetstream.Msg) error {
+	good := make([]pending, 0, len(msgs))
+	for _, m := range msgs {
+		ev, err := decodeMsg(m)
+		if err != nil {
+			if err := r.reject(ctx, m, err); err != nil {
+				return err
+			}
+			continue
+		}
+		good = append(good, pending{msg: m, ev: ev})
+	}
+	if len(good) == 0 {
+		return nil
+	}
+	err := r.commit(ctx, good)
+	if err == nil {
+		r.ack(good)
+		return nil
+	}
+	if !errors.Is(err, ErrPermanent) {
+		r.nak(good)
+		return err
+	}
+	// One event of the batch can never be applied: apply one by one, so that only it goes to
+	// dead letter.
+	for i, p := range good {
+		err := r.commit(ctx, good[i:i+1])
+		switch {
+		case err == nil:
+			r.ack(good[i : i+1])
+		case errors.Is(err, ErrPermanent):
+			if err := r.reject(ctx, p.msg, err); err != nil {
+				r.nak(good[i+1:])
+				return err
+			}
+		default:
+			r.nak(good[i:])
+			return err
+		}
+	}
+	return nil
+}
+
+// commit applies the not-yet-applied events of the batch in one transaction.
+func (r *StreamRunner) commit(ctx context.Context, batch []pending) error {
+	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		fresh, err := r.markApplied(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
+		return applyAll(ctx, tx, r.projector, fresh)
+	})
+}
+
+func (r *StreamRunner) ack(batch []pending) {
+	for _, p := range batch {
+		if err := p.msg.Ack(); err != nil {
+			// The effect is committed; a redelivery will be recognised and skipped.
+			r.log.Warn("ack failed after commit", "event_id", p.ev.ID, "err", err)
+		}
+	}
+}
+
+func (r *StreamRunner) nak(batch []pending) {
+	for _, p := range batch {
+		_ = p.msg.NakWithDelay(time.Second)
+	}
+}
+
+// markApplied records the batch's event ids and returns the events not applied before, in
+// batch order.
+func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pending) ([]Event, error) {
+	ids := make([]uuid.UUID, len(batch))
+	seqs := make([]int64, len(batch))
+	for i, p := range batch {
+		ids[i], seqs[i] = p.ev.ID, int64(p.ev.StreamSeq)
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO projection_applied (projection, event_id, stream_seq)
+        SELECT $1, id, seq FROM unnest($2::uuid[], $3::bigint[]) AS t(id, seq)
+        ON CONFLICT DO NOTHING RETURNING event_id`, r.projector.Name(), ids, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("recording applied events: %w", err)
+	}
+	fresh := map[uuid.UUID]bool{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		fresh[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(fresh))
+	for _, p := range batch {
+		if fresh[p.ev.ID] {
+			out = append(out, p.ev)
+			delete(fresh, p.ev.ID) // the same event twice in one batch applies once
+		}
+	}
+	return out, nil
+}
+
+func (r *StreamRunner) reject(ctx context.Context, m jetstream.Msg, reason error) error {
+	if err := r.deadLetter(ctx, r.durable, m, reason); err != nil {
+		_ = m.NakWithDelay(time.Second)
+		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
+	}
+	r.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
+	return m.Ack()
+}
+
+func decodeMsg(m jetstream.Msg) (Event, error) {
+	msg, spec, err := events.Decode(m.Subject(), m.Headers().Get("Content-Type"), m.Data())
+	if err != nil {
+		return Event{}, err
+	}
+	meta := events.Meta(msg)
+	id, err := uuid.Parse(meta.GetEventId())
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: event id %q", events.ErrInvalid, meta.GetEventId())
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: not a JetStream message: %v", events.ErrUndecodable, err)
+	}
+	return Event{ID: id, Type: spec.Type, Subject: m.Subject(), Msg: msg,
+		OccurredAt: meta.GetOccurredAt().AsTime(), StreamSeq: md.Sequence.Stream}, nil
+}
+
+func isTimeout(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,201 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/eventstore"
+)
+
+// Relay publishes a store's events to JetStream. Create it with New and call Run.
+type Relay struct {
+	store   *eventstore.Store
+	js      jetstream.JetStream
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+
+	cp        Checkpoint
+	lastMsgID string // Nats-Msg-Id of the stream's last message: the next publish expects it
+}
+
+// New returns a relay from store to the JetStream stream cfg.Stream.
+func New(store *eventstore.Store, js jetstream.JetStream, cfg Config) (*Relay, error) {
+	if cfg.Name == "" || cfg.Stream == "" {
+		return nil, errors.New("relay: name and stream are required")
+	}
+	cfg.defaults()
+	m, err := newMetrics(cfg.Registerer, cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Relay{store: store, js: js, cfg: cfg, log: cfg.Logger.With("relay", cfg.Name), metrics: m}, nil
+}
+
+// Run relays until ctx ends. It first waits to become the store's active relay (one replica
+// at a time), and gives leadership back, and tries again, when its lock connection breaks.
+func (r *Relay) Run(ctx context.Context) error {
+	for {
+		err := r.lead(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.log.Warn("relay lost leadership or failed; retrying", "err", err)
+		if !sleep(ctx, r.cfg.RetryBackoff) {
+			return nil
+		}
+	}
+}
+
+// lead holds the leader lock while relaying.
+func (r *Relay) lead(ctx context.Context) error {
+	l, err := acquireLeadership(ctx, r.store, r.cfg.Name, r.cfg.PollInterval)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	r.metrics.leader.Set(1)
+	defer r.metrics.leader.Set(0)
+	r.log.Info("relay active")
+	return r.relay(l.ctx)
+}
+
+// relay is the main loop of an active relay.
+func (r *Relay) relay(ctx context.Context) error {
+	if err := r.resync(ctx); err != nil {
+		return err
+	}
+	for {
+		batch, err := r.store.ReadAll(ctx, r.store.DB(), r.cp.Position, r.cfg.BatchSize)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			if !sleep(ctx, r.cfg.PollInterval) {
+				return ctx.Err()
+			}
+			continue
+		}
+		if err := r.round(ctx, batch); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.metrics.failures.Inc()
+			r.log.Warn("relay round failed; resynchronising from the stream", "err", err, "events", len(batch))
+			if !sleep(ctx, r.cfg.RetryBackoff) {
+				return ctx.Err()
+			}
+			if err := r.resync(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// round publishes one batch and advances the checkpoint past it.
+func (r *Relay) round(ctx context.Context, batch []eventstore.Recorded) error {
+	start := time.Now()
+	lastSeq, err := r.publish(ctx, batch)
+	if err != nil {
+		return err
+	}
+	next := Checkpoint{Position: batch[len(batch)-1].Position, StreamSeq: lastSeq}
+	if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.cp, next); err != nil {
+		return err
+	}
+	r.cp = next
+	r.lastMsgID = batch[len(batch)-1].ID.String()
+	r.metrics.relayed.Add(float64(len(batch)))
+	r.metrics.roundSeconds.Observe(time.Since(start).Seconds())
+	r.metrics.lag.Set(time.Since(batch[len(batch)-1].RecordedAt).Seconds())
+	return nil
+}
+
+// publish sends the batch asynchronously as one chain and waits for every acknowledgement. It
+// returns the stream sequence of the last message.
+func (r *Relay) publish(ctx context.Context, batch []eventstore.Recorded) (uint64, error) {
+	futures := make([]jetstream.PubAckFuture, 0, len(batch))
+	prev := r.lastMsgID
+	var sendErr error
+	for _, e := range batch {
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
+		if prev != "" {
+			opts = append(opts, jetstream.WithExpectLastMsgID(prev))
+		}
+		f, err := r.js.PublishMsgAsync(r.message(e), opts...)
+		if err != nil {
+			sendErr = fmt.Errorf("publishing %s: %w", e.ID, err)
+			break
+		}
+		futures = append(futures, f)
+		prev = e.ID.String()
+	}
+	// Wait for every outstanding acknowledgement even after a failure, so that none of them
+	// lands after the resynchronisation has read the stream.
+	lastSeq, ackErr := r.awaitAcks(ctx, futures)
+	if sendErr != nil {
+		return 0, sendErr
+	}
+	return lastSeq, ackErr
+}
+
+func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (uint64, error) {
+	timeout := time.NewTimer(r.cfg.AckTimeout)
+	defer timeout.Stop()
+	var (
+		firstErr error
+		lastSeq  uint64
+	)
+	for _, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			lastSeq = ack.Sequence
+		case err := <-f.Err():
+			if firstErr == nil {
+				firstErr = fmt.Errorf("publish of %s refused: %w", f.Msg().Header.Get(nats.MsgIdHdr), err)
+			}
+		case <-timeout.C:
+			return 0, errors.New("timed out waiting for publish acknowledgements")
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return lastSeq, firstErr
+}
+
+func (r *Relay) message(e eventstore.Recorded) *nats.Msg {
+	m := nats.NewMsg(e.Subject)
+	m.Data = e.Payload
+	m.Header.Set("Content-Type", contentTypeProtobuf)
+	m.Header.Set(HeaderWatermillUUID, e.ID.String())
+	m.Header.Set(HeaderEventType, e.Type)
+	m.Header.Set(HeaderStreamID, e.StreamID)
+	m.Header.Set(HeaderStreamVersion, strconv.FormatInt(e.Version, 10))
+	m.Header.Set(HeaderPosition, e.Position.String())
+	m.Header.Set(HeaderRelay, r.cfg.Name)
+	if e.CorrelationID != "" {
+		m.Header.Set(HeaderCorrelationID, e.CorrelationID)
+	}
+	if e.CausationID != "" {
+		m.Header.Set(HeaderCausationID, e.CausationID)
+	}
+	return m
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

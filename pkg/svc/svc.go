@@ -1,0 +1,231 @@
+// Package svc is the runtime every backend service shares: configuration, PostgreSQL with the
+// service's migrations, NATS with the streams provisioned, the event-store relay when the
+// service owns an event store, the health/metrics listener, background workers and a graceful
+// shutdown. A service's main is one call to Main with its Options.
+package svc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/payplat/platform/pkg/config"
+	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/relay"
+)
+
+// Config is the configuration every service reads from the environment.
+type Config struct {
+	config.Common
+	// StreamReplicas is the replica count of the JetStream streams the service provisions
+	// (STREAM_REPLICAS: 1 on one server, 3 on a production cluster).
+	StreamReplicas int `env:"STREAM_REPLICAS" envDefault:"1"`
+	// DuplicateWindow is the streams' de-duplication window (STREAM_DUPLICATE_WINDOW).
+	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+}
+
+// Options describe one service.
+type Options struct {
+	// Name of the service, used in logs, metrics and the NATS connection name.
+	Name string
+	// Schema is the PostgreSQL schema the service owns.
+	Schema string
+	// Migrations of the schema (event store, projection and the service's own files).
+	Migrations []fs.FS
+	// DefaultHealthAddr is the listen address of /healthz, /readyz and /metrics unless
+	// HEALTH_ADDR says otherwise.
+	DefaultHealthAddr string
+	// RelayStream, when set, makes the service own an event store whose events the relay
+	// publishes to this JetStream stream.
+	RelayStream string
+	// Start registers the service's own workers once everything is connected.
+	Start func(ctx context.Context, rt *Runtime) error
+	// OnReady, if set, is called once the service serves its health listener.
+	OnReady func(rt *Runtime)
+}
+
+// Runtime is what a running service has at hand.
+type Runtime struct {
+	Config   Config
+	Log      *slog.Logger
+	DB       *pgxpool.Pool
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Registry *prometheus.Registry
+	// Store is the service's event store (nil unless Options.RelayStream is set).
+	Store *eventstore.Store
+
+	health  *health.Server
+	checks  map[string]health.Check
+	workers []worker
+}
+
+type worker struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// Go registers a background worker. Workers run until the service stops; one returning an
+// error stops the service.
+func (rt *Runtime) Go(name string, run func(ctx context.Context) error) {
+	rt.workers = append(rt.workers, worker{name: name, run: run})
+}
+
+// AddCheck adds a readiness check to /readyz.
+func (rt *Runtime) AddCheck(name string, c health.Check) { rt.checks[name] = c }
+
+// HealthAddr is the bound address of the health listener.
+func (rt *Runtime) HealthAddr() string { return rt.health.Addr() }
+
+// LoadConfig reads the configuration from the environment with the service's defaults.
+func LoadConfig(o Options) (Config, error) {
+	return config.Load(func(c *Config) { c.HealthAddr = o.DefaultHealthAddr })
+}
+
+// Main runs the service until SIGINT or SIGTERM and returns the process exit code.
+func Main(o Options) int {
+	cfg, err := LoadConfig(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	log := cfg.Logger(os.Stderr).With("service", o.Name)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, cfg, o, log); err != nil {
+		log.Error("service stopped with an error", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// Run connects, starts and serves the service until ctx ends or a worker fails.
+func Run(ctx context.Context, cfg Config, o Options, log *slog.Logger) error {
+	rt, err := connect(ctx, cfg, o, log)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	if err := rt.start(ctx, o); err != nil {
+		return err
+	}
+	return rt.serve(ctx, o)
+}
+
+func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Runtime, error) {
+	if cfg.DatabaseURL == "" || cfg.NATSURL == "" {
+		return nil, errors.New("DATABASE_URL and NATS_URL are required")
+	}
+	rt := &Runtime{Config: cfg, Log: log, Registry: prometheus.NewRegistry(), checks: map[string]health.Check{}}
+	rt.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := migrate.Up(ctx, cfg.DatabaseURL, migrate.Set{Schema: o.Schema, Sources: o.Migrations}); err != nil {
+		return nil, err
+	}
+	db, err := pg.Connect(ctx, cfg.DatabaseURL, o.Schema)
+	if err != nil {
+		return nil, err
+	}
+	rt.DB = db
+	nc, err := nats.Connect(cfg.NATSURL, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connecting to NATS: %w", err)
+	}
+	rt.NC = nc
+	if rt.JS, err = jetstream.New(nc); err != nil {
+		rt.close()
+		return nil, err
+	}
+	if err := provision(ctx, rt); err != nil {
+		rt.close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (rt *Runtime) start(ctx context.Context, o Options) error {
+	rt.checks["postgres"] = health.PostgresCheck(rt.DB)
+	rt.checks["nats"] = health.NATSCheck(rt.NC)
+	rt.checks["streams"] = health.StreamsCheck(rt.JS, streamNames()...)
+	if o.RelayStream != "" {
+		rt.Store = eventstore.New(rt.DB)
+		r, err := relay.New(rt.Store, rt.JS, relay.Config{Name: o.Name, Stream: o.RelayStream,
+			Logger: rt.Log, Registerer: rt.Registry})
+		if err != nil {
+			return err
+		}
+		rt.Go("relay", r.Run)
+	}
+	if o.Start != nil {
+		if err := o.Start(ctx, rt); err != nil {
+			return fmt.Errorf("starting %s: %w", o.Name, err)
+		}
+	}
+	rt.health = health.New(rt.Config.HealthAddr, rt.checks, rt.Registry, rt.Log)
+	return rt.health.Start()
+}
+
+// serve runs the workers until ctx ends or one fails, then shuts down within the timeout.
+func (rt *Runtime) serve(ctx context.Context, o Options) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for _, w := range rt.workers {
+		wg.Add(1)
+		go func(w worker) {
+			defer wg.Done()
+			if err := w.run(wctx); err != nil && wctx.Err() == nil {
+				once.Do(func() { firstErr = fmt.Errorf("%s: %w", w.name, err) })
+				cancel()
+			}
+		}(w)
+	}
+	rt.Log.Info("service ready", "health_addr", rt.HealthAddr())
+	if o.OnReady != nil {
+		o.OnReady(rt)
+	}
+	<-wctx.Done()
+	rt.Log.Info("shutting down")
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), rt.Config.ShutdownTimeout)
+	defer scancel()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		rt.Log.Warn("workers did not stop within the shutdown timeout")
+	}
+	if err := rt.health.Shutdown(sctx); err != nil {
+		rt.Log.Warn("health listener shutdown", "err", err)
+	}
+	return firstErr
+}
+
+func (rt *Runtime) close() {
+	if rt.NC != nil {
+		_ = rt.NC.Drain()
+	}
+	if rt.DB != nil {
+		rt.DB.Close()
+	}
+}

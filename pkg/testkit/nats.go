@@ -1,0 +1,23 @@
+package testkit
+
+import (
+	"testing"
+
+	"github.com/payplat/platform/pkg/natsx"
+)
+
+// NATS starts a real in-process nats-server with JetStream on a random loopback port, its store
+// in a temporary directory, and returns its client URL. The server is shut down when the test
+// ends. Every call gets its own server, so stream names never collide between tests.
+func NATS(t testing.TB) string {
+	t.Helper()
+	s, err := natsx.StartEmbedded(natsx.EmbeddedOptions{Port: -1, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting nats-server: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return s.ClientURL()
+}

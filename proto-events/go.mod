@@ -1,0 +1,8 @@
+// Module proto-events holds the event contract of the bus: the protobuf schemas (proto/) and the
+// Go code generated from them (gen/). See README.md. The google.golang.org/protobuf runtime must
+// be at least the version of protoc-gen-go pinned in tools/go.mod.
+module github.com/payplat/platform/proto-events
+
+go 1.26
+
+require google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e

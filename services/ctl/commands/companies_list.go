@@ -1,0 +1,37 @@
+package commands
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newCompaniesListCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List companies, newest first (keys are never shown)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			client, err := g.admin()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := g.context(cmd)
+			defer cancel()
+			companies, err := client.ListCompanies(ctx)
+			if err != nil {
+				return fmt.Errorf("listing companies: %w", err)
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"companies": companies})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tCREATED AT")
+			for _, c := range companies {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Name, c.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
+			}
+			return tw.Flush()
+		},
+	}
+}

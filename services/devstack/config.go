@@ -1,0 +1,102 @@
+// Package devstack runs the whole platform on one machine, in the foreground, for `make run`
+// (DESIGN.md §6): a local PostgreSQL cluster and an embedded NATS JetStream server unless
+// DATABASE_URL and NATS_URL point elsewhere, the five service binaries as supervised child
+// processes, a demo company with its API keys in $DATA_DIR/dev-credentials.json, and a timer
+// that calls the gateway's cron endpoint.
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config is the dev stack's configuration, read once from the environment by LoadConfig.
+type Config struct {
+	// BinDir holds the service binaries (BIN_DIR, default .data/bin; `make run` builds there).
+	BinDir string `env:"BIN_DIR" envDefault:".data/bin"`
+	// DataDir holds everything the stack keeps between runs (DATA_DIR, default .data).
+	DataDir string `env:"DATA_DIR" envDefault:".data"`
+	// DatabaseURL, when set, is used instead of the local cluster (DATABASE_URL).
+	DatabaseURL string `env:"DATABASE_URL"`
+	// NATSURL, when set, is used instead of the embedded server (NATS_URL).
+	NATSURL string `env:"NATS_URL"`
+	// GatewayAddr is where the gateway listens (GATEWAY_ADDR, default 127.0.0.1:8080).
+	GatewayAddr string `env:"GATEWAY_ADDR" envDefault:"127.0.0.1:8080"`
+
+	// PostgresPort is the local cluster's port (DEV_PG_PORT, default 5433, clear of a system
+	// server on 5432).
+	PostgresPort int `env:"DEV_PG_PORT" envDefault:"5433"`
+	// NATSPort is the embedded NATS server's port (DEV_NATS_PORT, default 4250).
+	NATSPort int `env:"DEV_NATS_PORT" envDefault:"4250"`
+	// HealthPortBase is the health listener port of the first non-gateway service; the others
+	// follow in the order of Services (DEV_HEALTH_PORT_BASE, default 8081: merchant 8081,
+	// pool 8082, payment-projection 8083, webhook-dispatcher 8084).
+	HealthPortBase int `env:"DEV_HEALTH_PORT_BASE" envDefault:"8081"`
+
+	// CronInterval is how often the gateway's cron endpoint is called (DEV_CRON_INTERVAL,
+	// default 1m; 0 turns it off).
+	CronInterval time.Duration `env:"DEV_CRON_INTERVAL" envDefault:"1m"`
+	// ReadyTimeout bounds the wait for every service's /readyz (DEV_READY_TIMEOUT, default 2m).
+	ReadyTimeout time.Duration `env:"DEV_READY_TIMEOUT" envDefault:"2m"`
+	// StopTimeout is how long children get after SIGTERM before SIGKILL (DEV_STOP_TIMEOUT,
+	// default 20s: above the services' own 15s SHUTDOWN_TIMEOUT).
+	StopTimeout time.Duration `env:"DEV_STOP_TIMEOUT" envDefault:"20s"`
+	// CompanyName names the demo company created on first start (DEV_COMPANY_NAME).
+	CompanyName string `env:"DEV_COMPANY_NAME" envDefault:"Demo Company"`
+
+	// LogFormat is handed to the children (LOG_FORMAT, default text for a terminal).
+	LogFormat string `env:"LOG_FORMAT" envDefault:"text"`
+	// LogLevel is the level of the dev stack and of the children (LOG_LEVEL, default info).
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+
+	// Secrets set in the environment override the generated ones (ADMIN_TOKEN, CRON_SECRET,
+	// WEBHOOK_SECRET_KEY, WALLET_MASTER_SEED).
+	Secrets Secrets
+
+	// ExtraEnv is appended to every child's environment (tests use it; not read from the
+	// environment).
+	ExtraEnv []string
+}
+
+// LoadConfig reads a Config from environ (variable name to value; env.ToMap(os.Environ())
+// in main). Empty variables keep their defaults.
+func LoadConfig(environ map[string]string) (Config, error) {
+	if environ == nil {
+		environ = map[string]string{}
+	}
+	var cfg Config
+	if err := env.ParseWithOptions(&cfg, env.Options{Environment: environ}); err != nil {
+		return Config{}, fmt.Errorf("reading configuration: %w", err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	ports := []struct {
+		name string
+		port int
+	}{{"DEV_PG_PORT", c.PostgresPort}, {"DEV_NATS_PORT", c.NATSPort}, {"DEV_HEALTH_PORT_BASE", c.HealthPortBase}}
+	for _, p := range ports {
+		if p.port <= 0 || p.port > 65535-len(Services) {
+			errs = append(errs, fmt.Errorf("%s: invalid port %d", p.name, p.port))
+		}
+	}
+	if c.CronInterval < 0 {
+		errs = append(errs, fmt.Errorf("DEV_CRON_INTERVAL: negative duration %s", c.CronInterval))
+	}
+	if c.ReadyTimeout <= 0 || c.StopTimeout <= 0 {
+		errs = append(errs, errors.New("DEV_READY_TIMEOUT and DEV_STOP_TIMEOUT must be positive"))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q is neither text nor json", c.LogFormat))
+	}
+	if c.BinDir == "" || c.DataDir == "" || c.GatewayAddr == "" {
+		errs = append(errs, errors.New("BIN_DIR, DATA_DIR and GATEWAY_ADDR must not be empty"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,105 @@
+package devstack
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BinDir != ".data/bin" || cfg.DataDir != ".data" || cfg.GatewayAddr != "127.0.0.1:8080" ||
+		cfg.PostgresPort != 5433 || cfg.NATSPort != 4250 || cfg.CronInterval != time.Minute || cfg.LogFormat != "text" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	want := map[string]string{
+		"gateway":            "http://127.0.0.1:8080/readyz",
+		"merchant":           "http://127.0.0.1:8081/readyz",
+		"pool":               "http://127.0.0.1:8082/readyz",
+		"payment-projection": "http://127.0.0.1:8083/readyz",
+		"webhook-dispatcher": "http://127.0.0.1:8084/readyz",
+	}
+	for name, url := range want {
+		if got := cfg.ReadyURL(name); got != url {
+			t.Errorf("ReadyURL(%s) = %s, want %s", name, got, url)
+		}
+	}
+}
+
+func TestLoadConfigFromEnvironment(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(map[string]string{
+		"BIN_DIR": "/opt/bin", "DATA_DIR": "/var/dev", "DEV_CRON_INTERVAL": "0", "GATEWAY_ADDR": ":9000",
+		"ADMIN_TOKEN": "adm", "WALLET_MASTER_SEED": "seed", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BinDir != "/opt/bin" || cfg.DataDir != "/var/dev" || cfg.CronInterval != 0 ||
+		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" {
+		t.Fatalf("config: %+v", cfg)
+	}
+	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletMasterSeed != "seed" || cfg.Secrets.CronSecret != "" {
+		t.Fatalf("secrets: %+v", cfg.Secrets)
+	}
+	if got := cfg.GatewayURL(); got != "http://127.0.0.1:9000" {
+		t.Fatalf("GatewayURL = %s", got)
+	}
+}
+
+func TestLoadConfigRejects(t *testing.T) {
+	t.Parallel()
+	tests := map[string]map[string]string{
+		"bad duration":    {"DEV_CRON_INTERVAL": "often"},
+		"negative cron":   {"DEV_CRON_INTERVAL": "-1m"},
+		"bad port":        {"DEV_PG_PORT": "70000"},
+		"bad log format":  {"LOG_FORMAT": "xml"},
+		"zero stop delay": {"DEV_STOP_TIMEOUT": "0s"},
+	}
+	for name, environ := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := LoadConfig(environ); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Resolved{DatabaseURL: "postgres://db", NATSURL: "nats://n", DataDir: "/d",
+		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", WebhookSecretKey: "whk", WalletMasterSeed: "seed"}}
+	base := []string{"PATH=/bin", "ADMIN_TOKEN=from-shell", "HEALTH_ADDR=:1"}
+	envOf := func(name string) map[string]string {
+		m := map[string]string{}
+		for _, kv := range cfg.ChildEnv(base, name, r) {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v // later entries win, as in os/exec
+		}
+		return m
+	}
+	gw := envOf("gateway")
+	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
+		gw["HEALTH_ADDR"] != "" || gw["WALLET_MASTER_SEED"] != "" || gw["PATH"] != "/bin" {
+		t.Errorf("gateway env: %v", gw)
+	}
+	m := envOf("merchant")
+	if m["WALLET_MASTER_SEED"] != "seed" || m["ADMIN_TOKEN"] != "" || m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
+		m["DATABASE_URL"] != "postgres://db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
+		t.Errorf("merchant env: %v", m)
+	}
+	w := envOf("webhook-dispatcher")
+	if w["WEBHOOK_SECRET_KEY"] != "whk" || w["WEBHOOK_ALLOW_PRIVATE_NETWORKS"] != "true" ||
+		w["WEBHOOK_ALLOW_HTTP"] != "true" || w["HEALTH_ADDR"] != "127.0.0.1:8084" {
+		t.Errorf("webhook-dispatcher env: %v", w)
+	}
+}

@@ -1,0 +1,70 @@
+package devstack
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// CredentialsFile is the name, under DATA_DIR, of the file that tells a developer (and
+// black-box tests) how to reach the running stack.
+const CredentialsFile = "dev-credentials.json"
+
+// Credentials is the content of the credentials file.
+type Credentials struct {
+	GatewayURL  string `json:"gateway_url"`
+	DatabaseURL string `json:"database_url"`
+	NATSURL     string `json:"nats_url"`
+	AdminToken  string `json:"admin_token"`
+	CronSecret  string `json:"cron_secret"`
+	// Company is the demo company; nil until it has been created.
+	Company *Company `json:"company,omitempty"`
+	// Keys are the demo company's API keys, shown by the gateway only when it is created.
+	Keys *APIKeys `json:"keys,omitempty"`
+	// Health maps each service to its readiness URL.
+	Health map[string]string `json:"health"`
+}
+
+// Company names a company of the gateway.
+type Company struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// APIKeys are a company's four API keys.
+type APIKeys struct {
+	SKTest string `json:"sk_test"`
+	SKLive string `json:"sk_live"`
+	PKTest string `json:"pk_test"`
+	PKLive string `json:"pk_live"`
+}
+
+// ReadCredentials reads the credentials file at path; a missing file gives zero Credentials.
+func ReadCredentials(path string) (Credentials, error) {
+	var c Credentials
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("reading credentials: %w", err)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Credentials{}, fmt.Errorf("reading credentials: %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// WriteCredentials replaces the credentials file at path, readable by the owner only.
+func WriteCredentials(path string, c Credentials) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writePrivateFile(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing credentials: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package devstack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Database is the name of the database the services share (one schema each).
+const Database = "payplat"
+
+// LocalPostgres is a PostgreSQL cluster kept under DATA_DIR/pg and run with the machine's
+// PostgreSQL binaries: trust authentication, TCP on 127.0.0.1 only, no Unix socket (its path
+// could exceed the socket path limit and its default directory may not be writable).
+type LocalPostgres struct {
+	dir   string // DATA_DIR/pg, absolute; the cluster is in dir/data, the server log in dir/postgres.log
+	bin   string
+	port  int
+	cred  *syscall.Credential // the postgres user's, when running as root
+	log   *slog.Logger
+	adopt bool // the server was already running (left by a crashed run)
+}
+
+// StartLocalPostgres initialises the cluster in dir on first use, starts it on 127.0.0.1:port
+// (or adopts the server an earlier, crashed run left running, on whatever port it has), and
+// creates the Database if it is missing. Stop it with Stop.
+func StartLocalPostgres(ctx context.Context, dir string, port int, log *slog.Logger) (*LocalPostgres, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &LocalPostgres{dir: abs, port: port, log: log}
+	if err := p.prepare(); err != nil {
+		return nil, err
+	}
+	if err := p.start(); err != nil {
+		return nil, err
+	}
+	if err := ensureDatabase(ctx, p.URL("postgres"), Database); err != nil {
+		return nil, errors.Join(err, p.Stop())
+	}
+	return p, nil
+}
+
+// URL returns the connection string of database db on the local server.
+func (p *LocalPostgres) URL(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, db)
+}
+
+// Adopted reports whether the server was already running when the stack started.
+func (p *LocalPostgres) Adopted() bool { return p.adopt }
+
+// Stop shuts the server down (fast mode: sessions are disconnected, data is safe).
+func (p *LocalPostgres) Stop() error {
+	if err := p.run("pg_ctl", "stop", "-D", p.dataDir(), "-m", "fast", "-w", "-t", "60"); err != nil {
+		return fmt.Errorf("stopping PostgreSQL: %w", err)
+	}
+	return nil
+}
+
+func (p *LocalPostgres) dataDir() string { return filepath.Join(p.dir, "data") }
+func (p *LocalPostgres) logFile() string { return filepath.Join(p.dir, "postgres.log") }
+
+// prepare finds the binaries, hands dir to the postgres user when running as root and runs
+// initdb unless the cluster exists.
+func (p *LocalPostgres) prepare() error {
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return err
+	}
+	var err error
+	if p.cred, err = postgresCredential(p.dir); err != nil {
+		return err
+	}
+	if p.bin, err = PostgresBinDir(p.dataDir()); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(p.dataDir(), "PG_VERSION")); err == nil {
+		return nil
+	}
+	p.log.Info("initialising PostgreSQL cluster", "dir", p.dataDir(), "bin", p.bin)
+	return p.run("initdb", "-D", p.dataDir(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale")
+}
+
+// start starts the server, or adopts it when a previous run left it running.
+func (p *LocalPostgres) start() error {
+	running, err := p.running()
+	if err != nil {
+		return err
+	}
+	if running {
+		if port, err := p.pidFilePort(); err == nil {
+			p.port = port
+		}
+		p.adopt = true
+		p.log.Info("adopting PostgreSQL left running by an earlier run", "port", p.port)
+		return nil
+	}
+	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200",
+		p.port)
+	p.log.Info("starting PostgreSQL", "addr", fmt.Sprintf("127.0.0.1:%d", p.port), "log", p.logFile())
+	err = p.run("pg_ctl", "start", "-D", p.dataDir(), "-l", p.logFile(), "-w", "-t", "60", "-o", opts)
+	if err != nil {
+		return fmt.Errorf("starting PostgreSQL: %w\n--- %s (last lines) ---\n%s", err, p.logFile(), tail(p.logFile(), 15))
+	}
+	return nil
+}
+
+// running asks pg_ctl whether a server runs on the data directory: its status command exits
+// 0 when one does and 3 when none does (a stale postmaster.pid included).
+func (p *LocalPostgres) running() (bool, error) {
+	err := p.run("pg_ctl", "status", "-D", p.dataDir())
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &exit) && exit.ExitCode() == 3:
+		return false, nil
+	default:
+		return false, fmt.Errorf("checking PostgreSQL status: %w", err)
+	}
+}
+
+// pidFilePort reads the port from postmaster.pid (its fourth line).
+func (p *LocalPostgres) pidFilePort() (int, error) {
+	data, err := os.ReadFile(filepath.Join(p.dataDir(), "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(lines) < 4 {
+		return 0, errors.New("short postmaster.pid")
+	}
+	return strconv.Atoi(strings.TrimSpace(lines[3]))
+}
+
+// run runs one of the PostgreSQL programs, as the postgres user when running as root, in its
+// own process group so that a Ctrl-C in the terminal reaches only the dev stack, which then
+// stops the server in order.
+func (p *LocalPostgres) run(name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(p.bin, name), args...)
+	cmd.Dir = p.dir // a working directory the postgres user can enter
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return &commandError{name: name, err: err, out: string(bytes.TrimSpace(out))}
+	}
+	return nil
+}
+
+type commandError struct {
+	name string
+	err  error
+	out  string
+}
+
+func (e *commandError) Error() string {
+	if e.out == "" {
+		return fmt.Sprintf("%s: %v", e.name, e.err)
+	}
+	return fmt.Sprintf("%s: %v: %s", e.name, e.err, e.out)
+}
+
+func (e *commandError) Unwrap() error { return e.err }
+
+// ensureDatabase creates database name on the server of adminURL unless it exists. It polls
+// the connection briefly: an adopted server may still be finishing crash recovery.
+func ensureDatabase(ctx context.Context, adminURL, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := connectWithRetry(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists)
+	if err != nil || exists {
+		return err
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: created meanwhile
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating database %s: %w", name, err)
+	}
+	return nil
+}
+
+func connectWithRetry(ctx context.Context, url string) (*pgx.Conn, error) {
+	for {
+		conn, err := pgx.Connect(ctx, url)
+		if err == nil {
+			return conn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// tail returns the last n lines of the file at path, for error messages.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,154 @@
+package devstack
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgTestDir returns a directory for a local cluster that the postgres user can reach when
+// the tests run as root (t.TempDir's parent is private to root).
+func pgTestDir(t *testing.T) string {
+	t.Helper()
+	if _, err := PostgresBinDir(""); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err) // integration tests never skip silently in CI
+		}
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp("", "devstack-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func TestLocalPostgresLifecycle(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(pgTestDir(t), "pg")
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	log := testLogger(&syncBuffer{})
+
+	// First run: initdb, start, create the database.
+	pg, err := StartLocalPostgres(ctx, dir, port, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = pg.Stop()
+		}
+	})
+	if pg.Adopted() {
+		t.Fatal("a fresh cluster reported as adopted")
+	}
+	execSQL(t, ctx, pg.URL(Database), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)")
+
+	// A crashed run left the server running: the next start adopts it.
+	again, err := StartLocalPostgres(ctx, dir, freePort(t), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Adopted() || again.URL(Database) != pg.URL(Database) {
+		t.Fatalf("running server not adopted on its port: adopted=%v url=%s", again.Adopted(), again.URL(Database))
+	}
+
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgx.Connect(ctx, pg.URL(Database)); err == nil {
+		t.Fatal("server still answers after Stop")
+	}
+
+	// Second run: the cluster and its data are reused, no initdb.
+	pg2, err := StartLocalPostgres(ctx, dir, port, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := pg2.Stop(); err != nil {
+			t.Error(err)
+		}
+		stopped = true
+	}()
+	if pg2.Adopted() {
+		t.Fatal("a stopped cluster reported as adopted")
+	}
+	conn, err := pgx.Connect(ctx, pg2.URL(Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v); err != nil || v != 42 {
+		t.Fatalf("data of the first run: %d, %v", v, err)
+	}
+}
+
+func TestLocalPostgresReportsABusyPort(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(pgTestDir(t), "pg")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	log := testLogger(&syncBuffer{})
+	first, err := StartLocalPostgres(ctx, filepath.Join(pgTestDir(t), "pg"), freePort(t), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = first.Stop() })
+	busy := first.port
+	_, err = StartLocalPostgres(ctx, dir, busy, log)
+	if err == nil {
+		t.Fatal("started a second server on a busy port")
+	}
+	t.Logf("error, as a developer sees it: %v", err)
+}
+
+func TestCheckReachable(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	private := filepath.Join(base, "private")
+	inner := filepath.Join(private, "inner")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const nobody = 65534
+	if err := checkReachable(filepath.Join(inner, "pg"), nobody, []uint32{nobody}); err == nil {
+		t.Fatal("a 0700 directory of another user reported reachable")
+	}
+	if err := os.Chmod(private, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkReachable(filepath.Join(inner, "pg"), uint32(os.Getuid()), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func execSQL(t *testing.T, ctx context.Context, url, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,268 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payplat/platform/pkg/logx"
+)
+
+// errInterrupted ends a start that a signal cut short: not a failure.
+var errInterrupted = errors.New("interrupted")
+
+// Run brings the stack up in the foreground, keeps it running until ctx is done (Ctrl-C,
+// SIGTERM) or a service exits on its own, then takes it down in order: services, NATS,
+// PostgreSQL. It returns nil after a requested shutdown and an error when the stack could
+// not start or a service died. Everything, the children's output included, goes to stdout.
+func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	out := NewOutput(stdout, nameWidth)
+	s := &stack{
+		cfg:  cfg,
+		out:  out,
+		log:  logx.New(logx.FormatText, cfg.LogLevel, out.Prefixed("devstack")),
+		http: &http.Client{Timeout: 30 * time.Second},
+	}
+	err := s.run(ctx)
+	if errors.Is(err, errInterrupted) {
+		return nil
+	}
+	return err
+}
+
+type stack struct {
+	cfg  Config
+	out  *Output
+	log  *slog.Logger
+	http *http.Client
+}
+
+func (s *stack) run(ctx context.Context) error {
+	if missing := MissingBinaries(s.cfg.BinDir, Services); len(missing) > 0 {
+		return fmt.Errorf("service binaries missing from %s: %s (build them with `go build -o %s/ ./services/<name>/cmd/<name>`, or use `make run`)",
+			s.cfg.BinDir, strings.Join(missing, ", "), s.cfg.BinDir)
+	}
+	dataDir, err := filepath.Abs(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	if err := checkPortsFree(s.listenAddrs()); err != nil {
+		return err
+	}
+	secrets, err := LoadSecrets(dataDir, s.cfg.Secrets)
+	if err != nil {
+		return err
+	}
+	r := Resolved{DataDir: dataDir, Secrets: secrets}
+
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	if r.DatabaseURL, err = s.startPostgres(ctx, dataDir, &stops); err != nil {
+		return err
+	}
+	if r.NATSURL, err = s.startNATS(dataDir, &stops); err != nil {
+		return err
+	}
+
+	sup := NewSupervisor(s.out, s.log)
+	defer func() {
+		s.log.Info("stopping services")
+		// Our idle keep-alive connections must not hold up their graceful shutdown.
+		s.http.CloseIdleConnections()
+		sup.Stop(s.cfg.StopTimeout)
+	}()
+	for _, name := range Services {
+		if err := sup.Start(name, filepath.Join(s.cfg.BinDir, name), nil, s.cfg.ChildEnv(os.Environ(), name, r)); err != nil {
+			return err
+		}
+	}
+	if err := s.untilReady(ctx, sup); err != nil {
+		return err
+	}
+	credsPath, err := s.writeCredentials(ctx, dataDir, r)
+	if err != nil {
+		return err
+	}
+	s.banner(credsPath)
+
+	stopCron := s.startCron(ctx, secrets.CronSecret)
+	defer stopCron()
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+		return nil
+	case exit := <-sup.Exits():
+		return unexpectedExit(exit)
+	}
+}
+
+// listenAddrs are the addresses the stack is about to listen on, checked up front so that a
+// second stack (or services left over from a killed one) is reported clearly.
+func (s *stack) listenAddrs() []string {
+	addrs := []string{s.cfg.GatewayAddr}
+	for _, name := range Services[1:] {
+		addrs = append(addrs, s.cfg.HealthAddr(name))
+	}
+	if s.cfg.NATSURL == "" {
+		addrs = append(addrs, net.JoinHostPort("127.0.0.1", fmt.Sprint(s.cfg.NATSPort)))
+	}
+	return addrs
+}
+
+func checkPortsFree(addrs []string) error {
+	var busy []string
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			busy = append(busy, a)
+			continue
+		}
+		_ = l.Close()
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("address already in use: %s (is another dev stack running, or services left over from one?)",
+			strings.Join(busy, ", "))
+	}
+	return nil
+}
+
+func (s *stack) startPostgres(ctx context.Context, dataDir string, stops *[]func()) (string, error) {
+	if s.cfg.DatabaseURL != "" {
+		s.log.Info("using the PostgreSQL of DATABASE_URL")
+		return s.cfg.DatabaseURL, nil
+	}
+	pg, err := StartLocalPostgres(ctx, filepath.Join(dataDir, "pg"), s.cfg.PostgresPort, s.log)
+	if err != nil {
+		return "", err
+	}
+	*stops = append(*stops, func() {
+		s.log.Info("stopping PostgreSQL")
+		if err := pg.Stop(); err != nil {
+			s.log.Error("stopping PostgreSQL", "error", err)
+		}
+	})
+	return pg.URL(Database), nil
+}
+
+func (s *stack) startNATS(dataDir string, stops *[]func()) (string, error) {
+	if s.cfg.NATSURL != "" {
+		s.log.Info("using the NATS server of NATS_URL", "url", s.cfg.NATSURL)
+		return s.cfg.NATSURL, nil
+	}
+	n, err := StartEmbeddedNATS(filepath.Join(dataDir, "nats"), s.cfg.NATSPort, s.log)
+	if err != nil {
+		return "", err
+	}
+	*stops = append(*stops, func() {
+		s.log.Info("stopping NATS")
+		n.Stop()
+	})
+	return n.URL(), nil
+}
+
+// untilReady waits for every service's /readyz while watching for a child that dies.
+func (s *stack) untilReady(ctx context.Context, sup *Supervisor) error {
+	targets := make([]Target, 0, len(Services))
+	for _, name := range Services {
+		targets = append(targets, Target{Name: name, URL: s.cfg.ReadyURL(name)})
+	}
+	s.log.Info("waiting for the services to be ready", "timeout", s.cfg.ReadyTimeout)
+	readyCtx, cancel := context.WithTimeout(ctx, s.cfg.ReadyTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- WaitReady(readyCtx, s.http, targets, 250*time.Millisecond) }()
+	select {
+	case err := <-done:
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		if err != nil {
+			return fmt.Errorf("%w (see the service's output above)", err)
+		}
+		return nil
+	case exit := <-sup.Exits():
+		cancel()
+		<-done
+		return unexpectedExit(exit)
+	}
+}
+
+// writeCredentials makes sure the demo company exists and writes the credentials file.
+func (s *stack) writeCredentials(ctx context.Context, dataDir string, r Resolved) (string, error) {
+	path := filepath.Join(dataDir, CredentialsFile)
+	creds, err := ReadCredentials(path)
+	if err != nil {
+		s.log.Warn("ignoring unreadable credentials file", "error", err)
+		creds = Credentials{}
+	}
+	creds.GatewayURL = s.cfg.GatewayURL()
+	creds.DatabaseURL, creds.NATSURL = r.DatabaseURL, r.NATSURL
+	creds.AdminToken, creds.CronSecret = r.Secrets.AdminToken, r.Secrets.CronSecret
+	creds.Health = map[string]string{}
+	for _, name := range Services {
+		creds.Health[name] = s.cfg.ReadyURL(name)
+	}
+	admin := AdminClient{BaseURL: creds.GatewayURL, AdminToken: r.Secrets.AdminToken, HTTP: s.http}
+	if err := EnsureCompany(ctx, admin, &creds, s.cfg.CompanyName, s.log); err != nil {
+		if ctx.Err() != nil {
+			return "", errInterrupted
+		}
+		return "", err
+	}
+	return path, WriteCredentials(path, creds)
+}
+
+func (s *stack) banner(credsPath string) {
+	shown := filepath.Join(s.cfg.DataDir, CredentialsFile)
+	if !filepath.IsAbs(shown) {
+		shown = "./" + shown
+	}
+	gw := s.cfg.GatewayURL()
+	s.out.Print(fmt.Sprintf(`
+  payplat dev stack ready: %s
+  credentials (admin token, cron secret, demo company and its API keys): %s
+  try:  curl -H "Authorization: Bearer $(jq -r .keys.sk_test %s)" %s/api/v1/management/whoami
+  stop: Ctrl-C
+
+`, gw, credsPath, shown, gw))
+}
+
+// startCron calls the cron endpoint on a timer until the returned function is called.
+func (s *stack) startCron(ctx context.Context, secret string) (stop func()) {
+	if s.cfg.CronInterval == 0 {
+		s.log.Info("cron calls off (DEV_CRON_INTERVAL=0)")
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		RunCron(ctx, s.http, s.cfg.GatewayURL()+CronPath, secret, s.cfg.CronInterval, s.log)
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func unexpectedExit(e Exit) error {
+	return fmt.Errorf("%s exited unexpectedly (%s); stack stopped", e.Name, exitStatus(e.Err))
+}

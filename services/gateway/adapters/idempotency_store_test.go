@@ -1,0 +1,113 @@
+package adapters_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/adapters"
+	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/services/gateway/migrations"
+)
+
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
+
+func newStore(t *testing.T, lease, retention time.Duration) (*adapters.IdempotencyStore, func(string, ...any)) {
+	t.Helper()
+	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(context.Background(), sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return adapters.NewIdempotencyStore(db, lease, retention), exec
+}
+
+func TestIdempotencyStoreLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, _ := newStore(t, time.Minute, time.Hour)
+	fp := []byte("fingerprint")
+	owner, rec, err := s.Begin(ctx, "admin", "k", fp)
+	if err != nil || rec != nil || owner == uuid.Nil {
+		t.Fatalf("first Begin = %v, %v, %v", owner, rec, err)
+	}
+	if _, rec, _ := s.Begin(ctx, "admin", "k", fp); rec == nil || rec.Response != nil {
+		t.Fatalf("Begin while in flight = %+v", rec)
+	}
+	if o, rec, _ := s.Begin(ctx, "company:x:test", "k", fp); rec != nil || o == uuid.Nil {
+		t.Fatal("another scope shares the key")
+	}
+	// A stale owner (taken over) cannot complete.
+	if err := s.Complete(ctx, "admin", "k", uuid.New(), domain.StoredResponse{Status: 201}); err != nil {
+		t.Fatal(err)
+	}
+	if _, rec, _ := s.Begin(ctx, "admin", "k", fp); rec.Response != nil {
+		t.Fatal("a stranger completed the key")
+	}
+	want := domain.StoredResponse{Status: 201, Header: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"a":1}`)}
+	if err := s.Complete(ctx, "admin", "k", owner, want); err != nil {
+		t.Fatal(err)
+	}
+	_, rec, err = s.Begin(ctx, "admin", "k", fp)
+	if err != nil || rec.Response == nil || rec.Response.Status != 201 || !bytes.Equal(rec.Response.Body, want.Body) ||
+		rec.Response.Header["Content-Type"] != "application/json" || !bytes.Equal(rec.Fingerprint, fp) {
+		t.Fatalf("replayed record = %+v, %v", rec, err)
+	}
+}
+
+func TestIdempotencyStoreReleaseAndTakeOver(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, exec := newStore(t, time.Minute, time.Hour)
+	fp := []byte("fp")
+	owner, _, _ := s.Begin(ctx, "admin", "released", fp)
+	if err := s.Release(ctx, "admin", "released", owner); err != nil {
+		t.Fatal(err)
+	}
+	if o, rec, _ := s.Begin(ctx, "admin", "released", fp); rec != nil || o == uuid.Nil {
+		t.Fatal("released key not claimable")
+	}
+
+	// An in-flight key past its lease is taken over by the same request, not by another.
+	first, _, _ := s.Begin(ctx, "admin", "dead", fp)
+	exec(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second'`)
+	if _, rec, _ := s.Begin(ctx, "admin", "dead", []byte("other")); rec == nil {
+		t.Fatal("another request took over a dead key")
+	}
+	second, rec, _ := s.Begin(ctx, "admin", "dead", fp)
+	if rec != nil || second == first {
+		t.Fatal("the same request could not take over a dead key")
+	}
+	// The presumed-dead first holder wakes up: it can neither release nor complete the key.
+	_ = s.Release(ctx, "admin", "dead", first)
+	_ = s.Complete(ctx, "admin", "dead", first, domain.StoredResponse{Status: 200})
+	if _, rec, _ := s.Begin(ctx, "admin", "dead", fp); rec == nil || rec.Response != nil {
+		t.Fatalf("the old holder changed the key: %+v", rec)
+	}
+}
+
+func TestIdempotencyStoreExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, exec := newStore(t, time.Minute, time.Hour)
+	owner, _, _ := s.Begin(ctx, "admin", "old", []byte("a"))
+	_ = s.Complete(ctx, "admin", "old", owner, domain.StoredResponse{Status: 201})
+	owner, _, _ = s.Begin(ctx, "admin", "purged", []byte("a"))
+	_ = s.Complete(ctx, "admin", "purged", owner, domain.StoredResponse{Status: 201})
+	exec(`UPDATE idempotency_keys SET created_at = now() - interval '2 hours'`)
+	// An expired key is a new key, even with another body.
+	if o, rec, _ := s.Begin(ctx, "admin", "old", []byte("b")); rec != nil || o == uuid.Nil {
+		t.Fatal("expired key not reusable")
+	}
+	n, err := s.Purge(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v; want 1", n, err)
+	}
+}

@@ -1,0 +1,84 @@
+package ports_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+
+	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/pkg/testkit"
+)
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	nc, err := nats.Connect(testkit.NATS(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	g := newGateway(t, withChecks(func(db *pgxpool.Pool) map[string]health.Check {
+		return map[string]health.Check{"postgres": health.PostgresCheck(db), "nats": health.NATSCheck(nc)}
+	}))
+	if r := g.do(request{method: http.MethodGet, path: "/healthz"}); r.status != http.StatusOK {
+		t.Errorf("healthz: %d %s", r.status, r.body)
+	}
+	r := g.do(request{method: http.MethodGet, path: "/readyz"})
+	checks, _ := r.json(t)["checks"].(map[string]any)
+	if r.status != http.StatusOK || checks["postgres"] != "ok" || checks["nats"] != "ok" {
+		t.Errorf("readyz: %d %s", r.status, r.body)
+	}
+	nc.Close()
+	if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusServiceUnavailable {
+		t.Errorf("readyz with NATS closed: %d %s", r.status, r.body)
+	}
+}
+
+func TestReadinessFailsWhenDatabasePoolClosed(t *testing.T) {
+	t.Parallel()
+	var checked *pgxpool.Pool
+	g := newGateway(t, withChecks(func(db *pgxpool.Pool) map[string]health.Check {
+		checked = db
+		return map[string]health.Check{"postgres": health.PostgresCheck(db)}
+	}))
+	if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
+		t.Fatalf("readyz: %d %s", r.status, r.body)
+	}
+	checked.Close()
+	r := g.do(request{method: http.MethodGet, path: "/readyz"})
+	checks, _ := r.json(t)["checks"].(map[string]any)
+	if r.status != http.StatusServiceUnavailable || !strings.HasPrefix(checks["postgres"].(string), "error") {
+		t.Errorf("readyz with the pool closed: %d %s", r.status, r.body)
+	}
+	if r := g.do(request{method: http.MethodGet, path: "/healthz"}); r.status != http.StatusOK {
+		t.Errorf("healthz is liveness only, got %d", r.status)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	c := g.createCompany("Acme")
+	g.whoami(map[string]string{"X-Api-Key": c.Keys["sk_test"]})
+	g.do(request{method: http.MethodGet, path: "/no/such/" + c.ID})
+	r := g.do(request{method: http.MethodGet, path: "/metrics"})
+	if r.status != http.StatusOK {
+		t.Fatalf("metrics: %d", r.status)
+	}
+	body := string(r.body)
+	for _, want := range []string{
+		`http_requests_total{code="201",method="POST",route="/api/v1/admin/companies"} 1`,
+		`http_requests_total{code="200",method="GET",route="/api/v1/management/whoami"} 1`,
+		`http_requests_total{code="404",method="GET",route="unmatched"} 1`,
+		`http_request_duration_seconds_bucket{method="GET",route="/api/v1/management/whoami",le="+Inf"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, c.ID) {
+		t.Error("metrics carry a raw path")
+	}
+}

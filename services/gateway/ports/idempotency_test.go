@@ -1,0 +1,222 @@
+package ports_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/services/gateway/ports"
+)
+
+const companies = "/api/v1/admin/companies"
+
+func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	key := uuid.NewString()
+	first := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", key)
+	if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %v %s", first.status, first.header, first.body)
+	}
+	second := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", key)
+	if second.status != first.status || !bytes.Equal(second.body, first.body) {
+		t.Fatalf("replay differs:\n%d %s\n%d %s", first.status, first.body, second.status, second.body)
+	}
+	if second.header.Get("Idempotent-Replayed") != "true" || second.header.Get("Content-Type") != first.header.Get("Content-Type") ||
+		second.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("replay headers %v", second.header)
+	}
+	if second.header.Get("X-Request-Id") == first.header.Get("X-Request-Id") {
+		t.Error("replay reuses the first request id")
+	}
+	if n := len(g.admin(http.MethodGet, companies, "").json(t)["companies"].([]any)); n != 1 {
+		t.Errorf("%d companies, want 1", n)
+	}
+	// Another key is another request.
+	if r := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", uuid.NewString()); r.status != 201 ||
+		bytes.Equal(r.body, first.body) {
+		t.Errorf("new key: %d %s", r.status, r.body)
+	}
+}
+
+func TestIdempotentResponseStoredSealed(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	key := "order-" + uuid.NewString()
+	c := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", key)
+	var body, keyHash []byte
+	if err := g.db.QueryRow(t.Context(), `SELECT response_body, key_hash FROM idempotency_keys`).Scan(&body, &keyHash); err != nil {
+		t.Fatal(err)
+	}
+	sk := c.json(t)["keys"].(map[string]any)["sk_live"].(string)
+	if bytes.Contains(body, []byte(sk)) || bytes.Contains(body, []byte("Acme")) || bytes.Contains(keyHash, []byte(key)) {
+		t.Fatal("idempotency table holds the response or the key in clear")
+	}
+}
+
+func TestIdempotencyKeyReusedWithOtherRequest(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	acme := g.createCompany("Acme")
+	key := uuid.NewString()
+	if r := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", key); r.status != 201 {
+		t.Fatal(r.status)
+	}
+	tests := []struct {
+		name string
+		req  request
+	}{
+		{"other body", g.adminRequest(http.MethodPost, companies, `{"name":"Other"}`, "Idempotency-Key", key)},
+		{"same body, other whitespace", g.adminRequest(http.MethodPost, companies, `{"name": "Acme"}`, "Idempotency-Key", key)},
+		{"other path", g.adminRequest(http.MethodPost, "/api/v1/admin/companies/"+acme.ID+"/keys/sk_test/roll", "",
+			"Idempotency-Key", key)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertError(t, g.do(tt.req), http.StatusConflict, "IDEMPOTENCY_KEY_REUSED")
+		})
+	}
+	if n := len(g.admin(http.MethodGet, companies, "").json(t)["companies"].([]any)); n != 2 {
+		t.Errorf("%d companies, want 2", n)
+	}
+}
+
+func TestConcurrentDuplicatesRunOnce(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	key := uuid.NewString()
+	const n = 10
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		responses []response
+	)
+	for range n {
+		wg.Go(func() {
+			r, err := g.send(g.adminRequest(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", key))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			responses = append(responses, r)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var created []byte
+	for _, r := range responses {
+		switch r.status {
+		case http.StatusCreated:
+			if created != nil && !bytes.Equal(created, r.body) {
+				t.Errorf("two different 201 bodies:\n%s\n%s", created, r.body)
+			}
+			created = r.body
+		case http.StatusConflict:
+			assertError(t, r, http.StatusConflict, "IDEMPOTENCY_KEY_IN_PROGRESS")
+		default:
+			t.Errorf("status %d: %s", r.status, r.body)
+		}
+	}
+	if created == nil {
+		t.Error("no request succeeded")
+	}
+	if n := len(g.admin(http.MethodGet, companies, "").json(t)["companies"].([]any)); n != 1 {
+		t.Fatalf("%d companies created, want exactly 1", n)
+	}
+}
+
+// A 5xx response is not stored: retrying with the same key runs the request again.
+func TestServerErrorIsNotStored(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	g := newGateway(t, withRoutes(func(s *ports.Server) {
+		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) {
+			switch calls.Add(1) {
+			case 1:
+				w.WriteHeader(http.StatusServiceUnavailable)
+			case 2:
+				panic("boom")
+			default:
+				w.WriteHeader(http.StatusCreated)
+				_, _ = w.Write([]byte(`{"ok":true}`))
+			}
+		}, ports.AdminToken)
+	}))
+	key := uuid.NewString()
+	want := []int{http.StatusServiceUnavailable, http.StatusInternalServerError, http.StatusCreated, http.StatusCreated}
+	for i, status := range want {
+		r := g.admin(http.MethodPost, "/api/v1/admin/flaky", `{}`, "Idempotency-Key", key)
+		if r.status != status {
+			t.Fatalf("attempt %d: %d, want %d", i+1, r.status, status)
+		}
+	}
+	if calls.Load() != 3 {
+		t.Errorf("handler ran %d times, want 3 (the 4th attempt is a replay)", calls.Load())
+	}
+}
+
+// Keys are scoped by caller: the same key used by the admin, by two companies and by both
+// environments of one company are five different keys.
+func TestIdempotencyKeysScopedByCaller(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	g := newGateway(t, withRoutes(func(s *ports.Server) {
+		s.HandleFunc(http.MethodPost, "/api/v1/management/echo", func(w http.ResponseWriter, r *http.Request) {
+			p, _ := ports.PrincipalFrom(r.Context())
+			calls.Add(1)
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(p.CompanyID.String() + "/" + string(p.Environment)))
+		}, ports.RequireKey(domain.Secret))
+	}))
+	a, b := g.createCompany("Company A"), g.createCompany("Company B")
+	key := uuid.NewString()
+	for _, sk := range []string{a.Keys["sk_test"], a.Keys["sk_live"], b.Keys["sk_test"], b.Keys["sk_test"]} {
+		r := g.do(request{method: http.MethodPost, path: "/api/v1/management/echo", body: strings.NewReader(`{}`),
+			headers: map[string]string{"X-Api-Key": sk, "Idempotency-Key": key}})
+		if r.status != http.StatusCreated {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		whoami := g.whoami(map[string]string{"X-Api-Key": sk}).json(t)
+		if string(r.body) != whoami["company_id"].(string)+"/"+whoami["environment"].(string) {
+			t.Errorf("response %s belongs to another caller", r.body)
+		}
+	}
+	if calls.Load() != 3 {
+		t.Errorf("handler ran %d times, want 3 (B's sk_test repeat is a replay)", calls.Load())
+	}
+	if r := g.admin(http.MethodPost, companies, `{}`, "Idempotency-Key", key); r.status != http.StatusBadRequest {
+		t.Errorf("admin with a key companies used: %d %s", r.status, r.body)
+	}
+}
+
+func TestIdempotencyKeyFormat(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	tests := []struct {
+		name   string
+		key    string
+		status int
+	}{
+		{"255 characters", strings.Repeat("k", 255), http.StatusCreated},
+		{"256 characters", strings.Repeat("k", 256), http.StatusBadRequest},
+		{"non-ASCII", "clé", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := g.admin(http.MethodPost, companies, `{"name":"Acme"}`, "Idempotency-Key", tt.key)
+			if tt.status == http.StatusBadRequest {
+				assertError(t, r, tt.status, "VALIDATION_ERROR", "Idempotency-Key")
+			} else if r.status != tt.status {
+				t.Errorf("status %d: %s", r.status, r.body)
+			}
+		})
+	}
+}

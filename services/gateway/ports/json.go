@@ -1,0 +1,102 @@
+package ports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// MaxBodyBytes is the largest request body the gateway reads (1 MiB); larger bodies get 413.
+const MaxBodyBytes = 1 << 20
+
+// decodeJSON decodes the request body, a single JSON object, into dst. It rejects bodies that
+// are not JSON (415), too large (413), malformed, with unknown fields or with trailing data
+// (400 VALIDATION_ERROR). A missing Content-Type is accepted as JSON, since some HTTP tools
+// leave it out; any other media type is refused.
+func decodeJSON(r *http.Request, dst any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		media, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(media == "application/json" || strings.HasSuffix(media, "+json")) {
+			return errUnsupportedMediaType
+		}
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return err
+		}
+		return &domain.ValidationError{Message: "request body must hold a single JSON object"}
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into the error the client sees.
+func jsonError(err error) error {
+	var (
+		tooLarge  *http.MaxBytesError
+		syntax    *json.SyntaxError
+		typeError *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return err
+	case errors.Is(err, io.EOF):
+		return &domain.ValidationError{Message: "request body is empty; a JSON object is required"}
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return &domain.ValidationError{Message: "request body is not valid JSON"}
+	case errors.As(err, &typeError):
+		if typeError.Field == "" {
+			return &domain.ValidationError{Message: "request body must be a JSON object"}
+		}
+		return &domain.ValidationError{Field: typeError.Field,
+			Message: fmt.Sprintf("must be a %s", jsonType(typeError.Type.Kind().String()))}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &domain.ValidationError{Field: field, Message: "unknown field"}
+	default:
+		return &domain.ValidationError{Message: "request body is not valid JSON"}
+	}
+}
+
+func jsonType(kind string) string {
+	switch {
+	case kind == "string":
+		return "string"
+	case kind == "bool":
+		return "boolean"
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
+		return "number"
+	case kind == "slice", kind == "array":
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// writeJSON writes v as the JSON body of a response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		// Only a programming error (an unencodable type) gets here.
+		slog.Error("encoding response", "error", err)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"INTERNAL","message":"internal error","request_id":""}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,18 @@
+package ports
+
+import (
+	"time"
+
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// companyResponse is a company as the admin API shows it.
+type companyResponse struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func newCompanyResponse(c domain.Company) companyResponse {
+	return companyResponse{ID: c.ID().String(), Name: c.Name(), CreatedAt: c.CreatedAt()}
+}

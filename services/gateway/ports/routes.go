@@ -1,0 +1,25 @@
+package ports
+
+import (
+	"net/http"
+
+	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// routes lists every route of the gateway and who may call it (DESIGN §5: secret keys on all
+// management and dashboard routes; publishable keys only on pool transactions and the SDK
+// payment endpoint, with RequireKey(domain.Secret, domain.Publishable)).
+func (s *Server) routes(d Deps) {
+	healthz, readyz, metrics := health.Handlers(d.Checks, d.Registry, health.WithLogger(d.Logger))
+	s.Handle(http.MethodGet, "/healthz", healthz, Public)
+	s.Handle(http.MethodGet, "/readyz", readyz, Public)
+	s.Handle(http.MethodGet, "/metrics", metrics, Public)
+
+	s.HandleFunc(http.MethodPost, "/api/v1/admin/companies", s.createCompany, AdminToken)
+	s.HandleFunc(http.MethodGet, "/api/v1/admin/companies", s.listCompanies, AdminToken)
+	s.HandleFunc(http.MethodPost, "/api/v1/admin/companies/{id}/keys/{kind_env}/roll", s.rollAPIKey,
+		AdminToken)
+
+	s.HandleFunc(http.MethodGet, "/api/v1/management/whoami", s.whoami, RequireKey(domain.Secret))
+}

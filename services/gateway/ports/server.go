@@ -1,0 +1,91 @@
+// Package ports is the gateway's HTTP API: routing, authentication, idempotency, the error
+// format of DESIGN §5, request logging and metrics, and one handler per file.
+package ports
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/services/gateway/app"
+)
+
+// Deps is what the HTTP server needs.
+type Deps struct {
+	App         app.Application
+	Idempotency IdempotencyStore
+	Logger      *slog.Logger
+	// Registry receives the HTTP metrics and is what /metrics exposes.
+	Registry *prometheus.Registry
+	// Checks are the readiness checks of /readyz, by name.
+	Checks map[string]health.Check
+	// AdminToken and CronSecret guard the admin and cron routes; when empty, those routes refuse
+	// every request.
+	AdminToken string
+	CronSecret string
+}
+
+// Server is the gateway's HTTP handler.
+type Server struct {
+	app     app.Application
+	idem    IdempotencyStore
+	log     *slog.Logger
+	admin   bearerSecret
+	cron    bearerSecret
+	router  *mux.Router
+	metrics *httpMetrics
+	handler http.Handler
+}
+
+// NewServer builds the router with every route of the gateway.
+func NewServer(d Deps) (*Server, error) {
+	if d.Logger == nil || d.Registry == nil || d.Idempotency == nil {
+		return nil, errors.New("ports: Logger, Registry and Idempotency are required")
+	}
+	m, err := newHTTPMetrics(d.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		app:     d.App,
+		idem:    d.Idempotency,
+		log:     d.Logger,
+		admin:   newBearerSecret(d.AdminToken),
+		cron:    newBearerSecret(d.CronSecret),
+		router:  mux.NewRouter(),
+		metrics: m,
+	}
+	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errRouteNotFound)
+	})
+	s.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errMethodNotAllowed)
+	})
+	s.router.Use(recordRoute)
+	s.handler = s.instrument(s.recoverPanics(s.limitBody(s.router)))
+	s.routes(d)
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// Handle registers h for method and path (a gorilla/mux template) behind access. Every route
+// declares who may call it; POST routes also honour Idempotency-Key.
+func (s *Server) Handle(method, path string, h http.Handler, access Access) {
+	if method == http.MethodPost {
+		h = s.idempotent(h)
+	}
+	s.router.Handle(path, s.guard(access, h)).Methods(method)
+}
+
+// HandleFunc is Handle for a function.
+func (s *Server) HandleFunc(method, path string, h http.HandlerFunc, access Access) {
+	s.Handle(method, path, h, access)
+}

@@ -1,0 +1,53 @@
+package service
+
+import (
+	"time"
+
+	"github.com/payplat/platform/pkg/config"
+)
+
+// Config is the gateway's configuration, read from the environment once in main (see Load).
+type Config struct {
+	config.Common `envPrefix:""`
+
+	// Addr is where the API listens; port 0 picks a free port (see Service.Addr).
+	Addr string `env:"GATEWAY_ADDR" envDefault:"127.0.0.1:8080"`
+	// AdminToken guards /api/v1/admin/...; empty locks those routes.
+	AdminToken string `env:"ADMIN_TOKEN"`
+	// CronSecret guards /api/v1/cron/...; empty locks those routes.
+	CronSecret string `env:"CRON_SECRET"`
+
+	// IdempotencyLease is how long a request in flight holds its Idempotency-Key before it is
+	// presumed dead and a retry may take the key over. Keep it above the longest request.
+	IdempotencyLease time.Duration `env:"GATEWAY_IDEMPOTENCY_LEASE" envDefault:"5m"`
+	// IdempotencyRetention is how long a stored response is replayed for its key.
+	IdempotencyRetention time.Duration `env:"GATEWAY_IDEMPOTENCY_RETENTION" envDefault:"24h"`
+}
+
+// Load reads the configuration from the environment.
+func Load() (Config, error) {
+	return config.Load[Config]()
+}
+
+// LoadFrom reads the configuration from environ (tests, tools).
+func LoadFrom(environ map[string]string) (Config, error) {
+	return config.LoadFrom[Config](environ)
+}
+
+// withDefaults fills the zero values of a Config built by hand rather than loaded, so that a
+// zero lease never lets duplicates run concurrently and a zero timeout never cuts a shutdown.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 15 * time.Second
+	}
+	if c.IdempotencyLease <= 0 {
+		c.IdempotencyLease = 5 * time.Minute
+	}
+	if c.IdempotencyRetention <= 0 {
+		c.IdempotencyRetention = 24 * time.Hour
+	}
+	return c
+}

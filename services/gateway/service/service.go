@@ -1,0 +1,268 @@
+// Package service wires the gateway: configuration, PostgreSQL, NATS, the use cases and the HTTP
+// server. main and tests (and the dev stack) build it the same way, in process.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/services/gateway/adapters"
+	"github.com/payplat/platform/services/gateway/app"
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/ports"
+)
+
+// Service is a running gateway: its connections and its bound HTTP listener.
+type Service struct {
+	cfg      Config
+	log      *slog.Logger
+	db       *pgxpool.Pool
+	nc       *nats.Conn
+	api      *ports.Server
+	idem     *adapters.IdempotencyStore
+	server   *http.Server
+	listener net.Listener
+	health   *health.Server
+}
+
+// Option adjusts New.
+type Option func(*options)
+
+type options struct {
+	log      *slog.Logger
+	registry *prometheus.Registry
+}
+
+// WithLogger makes the service log to log instead of a logger built from the configuration.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
+// WithRegistry registers the service's metrics on reg instead of a fresh registry.
+func WithRegistry(reg *prometheus.Registry) Option { return func(o *options) { o.registry = reg } }
+
+// New migrates the gateway schema, connects to PostgreSQL and NATS, builds the HTTP API and binds
+// its listener (so Addr is known before Run). Close it, or Run it, to release everything.
+func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = cfg.Logger(os.Stderr)
+	}
+	if o.registry == nil {
+		o.registry = prometheus.NewRegistry()
+		o.registry.MustRegister(collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	cfg = cfg.withDefaults()
+	if cfg.DatabaseURL == "" || cfg.NATSURL == "" {
+		return nil, errors.New("gateway: DATABASE_URL and NATS_URL are required")
+	}
+	s := &Service{cfg: cfg, log: o.log}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := migrate.Up(ctx, cfg.DatabaseURL, migrations.Set()); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if s.nc, err = connectNATS(cfg.NATSURL, s.log); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if err := s.buildHTTP(o.registry); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Service) buildHTTP(reg *prometheus.Registry) error {
+	checks := map[string]health.Check{
+		"postgres": health.PostgresCheck(s.db),
+		"nats":     health.NATSCheck(s.nc),
+	}
+	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
+	api, err := newAPI(s.cfg, s.db, s.idem, checks, s.log, reg)
+	if err != nil {
+		return err
+	}
+	s.api = api
+	if s.listener, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+		return fmt.Errorf("listening on %s: %w", s.cfg.Addr, err)
+	}
+	s.server = &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if s.cfg.HealthAddr != "" {
+		s.health = health.New(s.cfg.HealthAddr, checks, reg, s.log)
+	}
+	return nil
+}
+
+// NewAPI builds the gateway's HTTP API on db (search_path gateway) with the readiness checks,
+// logging to log and registering its metrics on reg. New uses it; tests use it to drive the
+// real router without a listener or a bus.
+func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *slog.Logger,
+	reg *prometheus.Registry) (*ports.Server, error) {
+	cfg = cfg.withDefaults()
+	idem := adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
+	return newAPI(cfg, db, idem, checks, log, reg)
+}
+
+func newAPI(cfg Config, db *pgxpool.Pool, idem *adapters.IdempotencyStore, checks map[string]health.Check,
+	log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
+	return ports.NewServer(ports.Deps{
+		App:         newApplication(db),
+		Idempotency: idem,
+		Logger:      log,
+		Registry:    reg,
+		Checks:      checks,
+		AdminToken:  cfg.AdminToken,
+		CronSecret:  cfg.CronSecret,
+	})
+}
+
+func newApplication(db *pgxpool.Pool) app.Application {
+	companies := adapters.NewCompanyRepository(db)
+	return app.Application{
+		Commands: app.Commands{
+			CreateCompany: command.NewCreateCompanyHandler(companies),
+			RollAPIKey:    command.NewRollAPIKeyHandler(companies),
+		},
+		Queries: app.Queries{
+			ListCompanies: query.NewListCompaniesHandler(companies),
+			Authenticate:  query.NewAuthenticateHandler(companies),
+		},
+	}
+}
+
+// connectNATS connects with reconnection forever, also when the server is not up yet: the
+// gateway then starts, and /readyz says it is not ready until NATS answers.
+func connectNATS(url string, log *slog.Logger) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.Name("payplat-gateway"),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "error", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to nats: %w", err)
+	}
+	return nc, nil
+}
+
+// Addr returns the address the API listens on (host:port, the real port when configured as 0).
+func (s *Service) Addr() string { return s.listener.Addr().String() }
+
+// URL returns the API's base URL, http://<Addr>.
+func (s *Service) URL() string { return "http://" + s.Addr() }
+
+// API returns the HTTP API, for tests that drive it without a socket or add routes to it
+// before Run.
+func (s *Service) API() *ports.Server { return s.api }
+
+// Run serves the API until ctx is done, then shuts down gracefully: it stops accepting
+// connections, lets requests in flight finish within SHUTDOWN_TIMEOUT, and closes NATS and the
+// database. It returns nil after a clean shutdown.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.Close()
+	if s.health != nil {
+		if err := s.health.Start(); err != nil {
+			return fmt.Errorf("gateway: starting health listener: %w", err)
+		}
+	}
+	purgeCtx, stopPurge := context.WithCancel(ctx)
+	purged := make(chan struct{})
+	go func() {
+		defer close(purged)
+		s.purgeIdempotencyKeys(purgeCtx)
+	}()
+	defer func() { stopPurge(); <-purged }()
+	served := make(chan error, 1)
+	go func() { served <- s.server.Serve(s.listener) }()
+	s.log.Info("gateway listening", "addr", s.Addr())
+	select {
+	case err := <-served:
+		return fmt.Errorf("gateway: serving: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("gateway shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := s.server.Shutdown(shutdownCtx)
+	if s.health != nil {
+		err = errors.Join(err, s.health.Shutdown(shutdownCtx))
+	}
+	if err != nil {
+		return fmt.Errorf("gateway: shutting down: %w", err)
+	}
+	return nil
+}
+
+// purgeInterval is how often each replica deletes expired Idempotency-Keys.
+const purgeInterval = time.Hour
+
+func (s *Service) purgeIdempotencyKeys(ctx context.Context) {
+	t := time.NewTicker(purgeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.idem.Purge(ctx); err != nil {
+				s.log.WarnContext(ctx, "purging idempotency keys", "error", err)
+			} else if n > 0 {
+				s.log.InfoContext(ctx, "purged expired idempotency keys", "count", n)
+			}
+		}
+	}
+}
+
+// Close releases the listener and connections without waiting for requests; Run calls it on
+// the way out.
+func (s *Service) Close() {
+	if s.server != nil {
+		_ = s.server.Close()
+	} else if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}

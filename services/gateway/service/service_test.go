@@ -1,0 +1,167 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payplat/platform/pkg/logx"
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/ports"
+	"github.com/payplat/platform/services/gateway/service"
+)
+
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": "postgres://x", "NATS_URL": "nats://y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:8080" || cfg.ShutdownTimeout != 15*time.Second || cfg.AdminToken != "" ||
+		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" || cfg.IdempotencyRetention != 24*time.Hour {
+		t.Errorf("config = %+v", cfg)
+	}
+	if _, err := service.LoadFrom(map[string]string{"SHUTDOWN_TIMEOUT": "soon"}); err == nil ||
+		!strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
+		t.Errorf("bad duration: %v", err)
+	}
+}
+
+func TestNewRequiresDatabaseAndNATS(t *testing.T) {
+	t.Parallel()
+	if _, err := service.New(t.Context(), service.Config{}); err == nil {
+		t.Fatal("New without DATABASE_URL and NATS_URL succeeded")
+	}
+}
+
+func testConfig(t *testing.T) service.Config {
+	t.Helper()
+	cfg, err := service.LoadFrom(map[string]string{
+		"DATABASE_URL":     testkit.NewDatabase(t, migrations.Set()),
+		"NATS_URL":         testkit.NATS(t),
+		"GATEWAY_ADDR":     "127.0.0.1:0",
+		"ADMIN_TOKEN":      "admin-secret",
+		"SHUTDOWN_TIMEOUT": "10s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// The service runs in process on a random port against real PostgreSQL and NATS, serves its
+// API and health endpoints, and shuts down gracefully: a request in flight when the context
+// ends still gets its answer, and Run returns nil.
+func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
+	t.Parallel()
+	svc, err := service.New(t.Context(), testConfig(t), service.WithLogger(logx.New("text", "error", io.Discard)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	svc.API().HandleFunc(http.MethodGet, "/test/slow", func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		_, _ = w.Write([]byte("done"))
+	}, ports.Public)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(ctx) }()
+
+	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if status, body := get(t, svc.URL()+"/readyz"); status != http.StatusOK {
+			return errors.New(body)
+		}
+		return nil
+	})
+	if status, _ := get(t, svc.URL()+"/healthz"); status != http.StatusOK {
+		t.Errorf("healthz: %d", status)
+	}
+	if status, body := get(t, svc.URL()+"/api/v1/admin/companies", "Authorization", "Bearer admin-secret"); status != 200 ||
+		body != "{\"companies\":[]}\n" {
+		t.Errorf("companies: %d %s", status, body)
+	}
+
+	slow := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(svc.URL() + "/test/slow")
+		if err != nil {
+			slow <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		slow <- string(b)
+	}()
+	<-entered
+	cancel()
+	testkit.WaitFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		resp, err := http.Get(svc.URL() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return errors.New("still accepting connections")
+		}
+		return nil
+	})
+	close(release)
+	if got := <-slow; got != "done" {
+		t.Errorf("request in flight at shutdown got %q", got)
+	}
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return")
+	}
+}
+
+// The gateway starts while NATS is down (it reconnects forever) and reports not ready.
+func TestServiceStartsWithoutNATS(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.NATSURL = "nats://127.0.0.1:1"
+	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		resp, err := http.Get(svc.URL() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+	if status, body := get(t, svc.URL()+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "nats") {
+		t.Errorf("readyz without NATS: %d %s", status, body)
+	}
+}
