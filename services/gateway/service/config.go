@@ -17,6 +17,11 @@ type Config struct {
 	// CronSecret guards /api/v1/cron/...; empty locks those routes.
 	CronSecret string `env:"CRON_SECRET"`
 
+	// StreamReplicas and DuplicateWindow configure the JetStream streams the gateway
+	// provisions at start, like every service (STREAM_REPLICAS, STREAM_DUPLICATE_WINDOW).
+	StreamReplicas  int           `env:"STREAM_REPLICAS" envDefault:"1"`
+	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+
 	// IdempotencyLease is how long a request in flight holds its Idempotency-Key before it is
 	// presumed dead and a retry may take the key over. Keep it above the longest request.
 	IdempotencyLease time.Duration `env:"GATEWAY_IDEMPOTENCY_LEASE" envDefault:"5m"`

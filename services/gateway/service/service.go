@@ -14,9 +14,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/pg"
@@ -34,6 +36,7 @@ type Service struct {
 	log      *slog.Logger
 	db       *pgxpool.Pool
 	nc       *nats.Conn
+	js       jetstream.JetStream
 	api      *ports.Server
 	idem     *adapters.IdempotencyStore
 	server   *http.Server
@@ -89,6 +92,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if s.nc, err = connectNATS(cfg.NATSURL, s.log); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	if s.js, err = jetstream.New(s.nc); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	if err := s.buildHTTP(o.registry); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -99,6 +105,7 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 	checks := map[string]health.Check{
 		"postgres": health.PostgresCheck(s.db),
 		"nats":     health.NATSCheck(s.nc),
+		"streams":  health.StreamsCheck(s.js, streamNames()...),
 	}
 	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
 	api, err := newAPI(s.cfg, s.db, s.idem, checks, s.log, reg)
@@ -210,6 +217,12 @@ func (s *Service) Run(ctx context.Context) error {
 		s.purgeIdempotencyKeys(purgeCtx)
 	}()
 	defer func() { stopPurge(); <-purged }()
+	provisioned := make(chan struct{})
+	go func() {
+		defer close(provisioned)
+		s.provisionStreams(purgeCtx)
+	}()
+	defer func() { stopPurge(); <-provisioned }()
 	served := make(chan error, 1)
 	go func() { served <- s.server.Serve(s.listener) }()
 	s.log.Info("gateway listening", "addr", s.Addr())
@@ -229,6 +242,38 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gateway: shutting down: %w", err)
 	}
 	return nil
+}
+
+// streamNames lists every stream of the bus, dead-letter stream included.
+func streamNames() []string {
+	var names []string
+	for _, c := range bus.Streams(bus.ProvisionOptions{}) {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// provisionStreams creates or updates every stream of the bus, retrying until NATS answers (the
+// gateway starts while NATS is down; /readyz reports the missing streams meanwhile).
+func (s *Service) provisionStreams(ctx context.Context) {
+	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := bus.Provision(pctx, s.js, opts)
+		cancel()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.WarnContext(ctx, "provisioning streams; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // purgeInterval is how often each replica deletes expired Idempotency-Keys.

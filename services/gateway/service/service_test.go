@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/migrations"
@@ -57,6 +60,27 @@ func testConfig(t *testing.T) service.Config {
 	return cfg
 }
 
+// assertStreamsProvisioned checks that every stream of the bus (DESIGN §3, dead letters
+// included) exists: the gateway provisions them at start like every service.
+func assertStreamsProvisioned(t *testing.T, natsURL string) {
+	t.Helper()
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"MERCHANTS", "POOL", "PAYMENTS", "TREASURY", "MERCHANT_WALLETS", "DEVICES", "SESSION_KEYS", "DEADLETTER"}
+	for _, name := range want {
+		if _, err := js.Stream(t.Context(), name); err != nil {
+			t.Errorf("stream %s: %v", name, err)
+		}
+	}
+}
+
 func get(t *testing.T, url string, header ...string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
@@ -77,7 +101,8 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 // ends still gets its answer, and Run returns nil.
 func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	t.Parallel()
-	svc, err := service.New(t.Context(), testConfig(t), service.WithLogger(logx.New("text", "error", io.Discard)))
+	cfg := testConfig(t)
+	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +126,7 @@ func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	if status, _ := get(t, svc.URL()+"/healthz"); status != http.StatusOK {
 		t.Errorf("healthz: %d", status)
 	}
+	assertStreamsProvisioned(t, cfg.NATSURL)
 	if status, body := get(t, svc.URL()+"/api/v1/admin/companies", "Authorization", "Bearer admin-secret"); status != 200 ||
 		body != "{\"companies\":[]}\n" {
 		t.Errorf("companies: %d %s", status, body)
