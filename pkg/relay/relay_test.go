@@ -145,20 +145,65 @@ func (e *env) streamContents(t *testing.T) []*jetstream.RawStreamMsg {
 
 func (e *env) waitForCount(t *testing.T, n uint64) {
 	t.Helper()
-	testkit.WaitFor(t, 60*time.Second, 20*time.Millisecond, func() error {
-		s, err := e.js.Stream(context.Background(), testStream)
-		if err != nil {
-			return err
+	var last error
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if last = e.streamHolds(n); last == nil {
+			return
 		}
-		info, err := s.Info(context.Background())
-		if err != nil {
-			return err
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.diagnose(t)
+	t.Fatalf("condition not met after 60s: %v", last)
+}
+
+func (e *env) streamHolds(n uint64) error {
+	s, err := e.js.Stream(context.Background(), testStream)
+	if err != nil {
+		return err
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		return err
+	}
+	if info.State.Msgs < n {
+		return fmt.Errorf("stream holds %d of %d messages", info.State.Msgs, n)
+	}
+	return nil
+}
+
+// diagnose logs what a stalled relay may be waiting for: the pool, the cluster's transactions
+// (an old one holds back the gap-safe reader) and the advisory locks (the relay leader lock).
+func (e *env) diagnose(t *testing.T) {
+	t.Helper()
+	st := e.store.DB().Stat()
+	t.Logf("pool: total=%d acquired=%d idle=%d max=%d", st.TotalConns(), st.AcquiredConns(), st.IdleConns(), st.MaxConns())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := e.store.DB().Query(ctx, `SELECT pid, datname, coalesce(application_name,''), coalesce(state,''),
+		coalesce(backend_xid::text,''), coalesce(backend_xmin::text,''), coalesce((now()-xact_start)::text,''), left(query, 100)
+		FROM pg_stat_activity WHERE backend_type = 'client backend' AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL
+		OR application_name LIKE 'relay:%')`)
+	if err != nil {
+		t.Logf("pg_stat_activity: %v", err)
+		return
+	}
+	for rows.Next() {
+		var pid int
+		var db, app, state, xid, xmin, age, q string
+		if err := rows.Scan(&pid, &db, &app, &state, &xid, &xmin, &age, &q); err == nil {
+			t.Logf("backend %d db=%s app=%s state=%s xid=%s xmin=%s xact_age=%s query=%q", pid, db, app, state, xid, xmin, age, q)
 		}
-		if info.State.Msgs < n {
-			return fmt.Errorf("stream holds %d of %d messages", info.State.Msgs, n)
-		}
-		return nil
-	})
+	}
+	rows.Close()
+	var xmin string
+	if err := e.store.DB().QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xmin); err == nil {
+		t.Logf("snapshot xmin %s", xmin)
+	}
+	var locks int
+	if err := e.store.DB().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted`).Scan(&locks); err == nil {
+		t.Logf("granted advisory locks in the cluster: %d", locks)
+	}
 }
 
 // assertExactlyTheStore checks that the stream holds every event of the store exactly once,
@@ -293,6 +338,7 @@ func TestRelayKilledRepeatedlyLosesAndDoublesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := run(e.relay(t, Config{BatchSize: 25}))
+	t.Cleanup(stop)
 	e.waitForCount(t, uint64(len(total)))
 	stop()
 	e.assertExactlyTheStore(t)
