@@ -67,45 +67,86 @@ func (r *Relay) lead(ctx context.Context) error {
 	return r.relay(l.ctx)
 }
 
-// relay is the main loop of an active relay.
+// pipelineDepth is how many published batches may await their acknowledgements at once.
+const pipelineDepth = 3
+
+// inflight is a batch sent to JetStream whose acknowledgements are not all in yet.
+type inflight struct {
+	batch   []eventstore.Recorded
+	futures []jetstream.PubAckFuture
+	sendErr error
+	started time.Time
+}
+
+// relay is the main loop of an active relay. Batches are pipelined: while the acknowledgements
+// of up to pipelineDepth batches are outstanding the next one is read and sent, chained to the
+// last message sent (Nats-Expected-Last-Msg-Id), so a failure anywhere refuses everything after
+// it and the stream stays a prefix of the store. The checkpoint advances batch by batch, in
+// order, as acknowledgements complete; any failure drains what is in flight and resynchronises
+// from the stream.
 func (r *Relay) relay(ctx context.Context) error {
 	if err := r.resync(ctx); err != nil {
 		return err
 	}
+	var queue []*inflight
+	sentPos, prev := r.cp.Position, r.lastMsgID
 	for {
-		batch, err := r.store.ReadAll(ctx, r.store.DB(), r.cp.Position, r.cfg.BatchSize)
-		if err != nil {
-			return err
+		if len(queue) < pipelineDepth && (len(queue) == 0 || r.fullAndSent(queue[len(queue)-1])) {
+			batch, err := r.store.ReadAll(ctx, r.store.DB(), sentPos, r.cfg.BatchSize)
+			if err != nil {
+				r.drain(ctx, queue)
+				return err
+			}
+			if len(batch) > 0 {
+				f := r.send(batch, prev)
+				queue = append(queue, f)
+				sentPos, prev = batch[len(batch)-1].Position, batch[len(batch)-1].ID.String()
+				continue
+			}
 		}
-		if len(batch) == 0 {
+		if len(queue) == 0 {
 			if !sleep(ctx, r.cfg.PollInterval) {
 				return ctx.Err()
 			}
 			continue
 		}
-		if err := r.round(ctx, batch); err != nil {
+		head := queue[0]
+		queue = queue[1:]
+		if err := r.complete(ctx, head); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			r.drain(ctx, queue)
+			queue = nil
 			r.metrics.failures.Inc()
-			r.log.Warn("relay round failed; resynchronising from the stream", "err", err, "events", len(batch))
+			r.log.Warn("relay round failed; resynchronising from the stream", "err", err, "events", len(head.batch))
 			if !sleep(ctx, r.cfg.RetryBackoff) {
 				return ctx.Err()
 			}
 			if err := r.resync(ctx); err != nil {
 				return err
 			}
+			sentPos, prev = r.cp.Position, r.lastMsgID
 		}
 	}
 }
 
-// round publishes one batch and advances the checkpoint past it.
-func (r *Relay) round(ctx context.Context, batch []eventstore.Recorded) error {
-	start := time.Now()
-	lastSeq, err := r.publish(ctx, batch)
+// fullAndSent tells whether more may be read behind f: f was a full batch (a short one means
+// the relay has caught up) and was sent without error.
+func (r *Relay) fullAndSent(f *inflight) bool {
+	return f.sendErr == nil && len(f.batch) >= r.cfg.BatchSize
+}
+
+// complete waits for the acknowledgements of f and advances the checkpoint past it.
+func (r *Relay) complete(ctx context.Context, f *inflight) error {
+	lastSeq, err := r.awaitAcks(ctx, f.futures)
+	if f.sendErr != nil {
+		return f.sendErr
+	}
 	if err != nil {
 		return err
 	}
+	batch := f.batch
 	next := Checkpoint{Position: batch[len(batch)-1].Position, StreamSeq: lastSeq}
 	if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.cp, next); err != nil {
 		return err
@@ -113,37 +154,53 @@ func (r *Relay) round(ctx context.Context, batch []eventstore.Recorded) error {
 	r.cp = next
 	r.lastMsgID = batch[len(batch)-1].ID.String()
 	r.metrics.relayed.Add(float64(len(batch)))
-	r.metrics.roundSeconds.Observe(time.Since(start).Seconds())
+	r.metrics.roundSeconds.Observe(time.Since(f.started).Seconds())
 	r.metrics.lag.Set(time.Since(batch[len(batch)-1].RecordedAt).Seconds())
 	return nil
 }
 
-// publish sends the batch asynchronously as one chain and waits for every acknowledgement. It
-// returns the stream sequence of the last message.
+// drain waits for every outstanding acknowledgement of queue (up to AckTimeout each batch),
+// so that none lands after the resynchronisation has read the stream.
+func (r *Relay) drain(ctx context.Context, queue []*inflight) {
+	for _, f := range queue {
+		_, _ = r.awaitAcks(ctx, f.futures)
+	}
+}
+
+// round publishes one batch and advances the checkpoint past it.
+func (r *Relay) round(ctx context.Context, batch []eventstore.Recorded) error {
+	return r.complete(ctx, r.send(batch, r.lastMsgID))
+}
+
+// publish sends the batch as one chain after the last relayed message and waits for every
+// acknowledgement. It returns the stream sequence of the last message.
 func (r *Relay) publish(ctx context.Context, batch []eventstore.Recorded) (uint64, error) {
-	futures := make([]jetstream.PubAckFuture, 0, len(batch))
-	prev := r.lastMsgID
-	var sendErr error
+	f := r.send(batch, r.lastMsgID)
+	lastSeq, ackErr := r.awaitAcks(ctx, f.futures)
+	if f.sendErr != nil {
+		return 0, f.sendErr
+	}
+	return lastSeq, ackErr
+}
+
+// send publishes batch asynchronously, each message expecting its predecessor (prev for the
+// first) as the stream's last message id. It stops at the first message it cannot send.
+func (r *Relay) send(batch []eventstore.Recorded, prev string) *inflight {
+	f := &inflight{batch: batch, futures: make([]jetstream.PubAckFuture, 0, len(batch)), started: time.Now()}
 	for _, e := range batch {
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
 		if prev != "" {
 			opts = append(opts, jetstream.WithExpectLastMsgID(prev))
 		}
-		f, err := r.js.PublishMsgAsync(r.message(e), opts...)
+		pf, err := r.js.PublishMsgAsync(r.message(e), opts...)
 		if err != nil {
-			sendErr = fmt.Errorf("publishing %s: %w", e.ID, err)
+			f.sendErr = fmt.Errorf("publishing %s: %w", e.ID, err)
 			break
 		}
-		futures = append(futures, f)
+		f.futures = append(f.futures, pf)
 		prev = e.ID.String()
 	}
-	// Wait for every outstanding acknowledgement even after a failure, so that none of them
-	// lands after the resynchronisation has read the stream.
-	lastSeq, ackErr := r.awaitAcks(ctx, futures)
-	if sendErr != nil {
-		return 0, sendErr
-	}
-	return lastSeq, ackErr
+	return f
 }
 
 func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (uint64, error) {
