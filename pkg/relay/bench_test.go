@@ -23,7 +23,7 @@ func BenchmarkRelay(b *testing.B) {
 	e := newEnvB(b)
 	ctx := context.Background()
 	appendBulk(b, e.store, b.N)
-	r, err := New(e.store, e.js, Config{Name: "merchant", Stream: testStream, BatchSize: 2000, Logger: discard()})
+	r, err := New(e.store, e.js, Config{Name: "merchant", Stream: testStream, BatchSize: 1000, Logger: discard()})
 	if err != nil {
 		b.Fatal(err)
 	}
