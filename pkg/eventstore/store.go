@@ -188,6 +188,29 @@ func (s *Store) ReadAll(ctx context.Context, q Querier, after Position, limit in
 	return scanRecorded(rows)
 }
 
+// ReadVisible reads up to limit events after the position in (transaction id, position) order,
+// like ReadAll, but everything q's snapshot sees, without holding back below the oldest
+// transaction in flight. It is gap-safe only where no event can commit later behind what it
+// returns: for example inside a transaction that has locked out every appender, such as the
+// final catch-up of a projection rebuild.
+func (s *Store) ReadVisible(ctx context.Context, q Querier, after Position, limit int) ([]Recorded, error) {
+	rows, err := q.Query(ctx, `SELECT `+selectColumns+` FROM events
+        WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
+        ORDER BY events.tx_id, events.position
+        LIMIT $3`, strconv.FormatUint(after.TxID, 10), after.Pos, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading events after %s: %w", after, err)
+	}
+	return scanRecorded(rows)
+}
+
+// Count returns the number of events in the store.
+func (s *Store) Count(ctx context.Context, q Querier) (int64, error) {
+	var n int64
+	err := q.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n)
+	return n, err
+}
+
 // Head returns the position of the last event a gap-safe reader can see now (the zero
 // Position when there is none).
 func (s *Store) Head(ctx context.Context, q Querier) (Position, error) {

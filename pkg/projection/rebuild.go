@@ -1,0 +1,443 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Definition describes a projection that operators can rebuild blue/green and verify: its
+// read tables, the schema they live in, and where its events come from. The projector's SQL
+// must name its tables without a schema (they resolve through search_path), so that the same
+// code writes the live tables in production and the shadow tables during a rebuild.
+type Definition struct {
+	Projector Projector
+	// Schema holds the live read tables (and, for store-fed projections, the event store).
+	Schema string
+	// Tables are the read tables the projector writes, unqualified; they are rebuilt and
+	// swapped together.
+	Tables []string
+	// Source delivers the projection's events from the start.
+	Source Source
+}
+
+// Name is the projection's name (its projector's).
+func (d Definition) Name() string { return d.Projector.Name() }
+
+// Source is where a projection's events come from: an event store or a JetStream stream.
+type Source interface {
+	// Count returns how many events the source holds now (for --dry-run and progress).
+	Count(ctx context.Context) (int64, error)
+	// Open starts reading from the first event.
+	Open(ctx context.Context) (SourceReader, error)
+}
+
+// SourceReader reads a source once, from the first event.
+type SourceReader interface {
+	// Next returns the next batch of at most max events, or none once it has reached what the
+	// source held when the reader was opened (or later).
+	Next(ctx context.Context, max int) ([]Event, error)
+	// Lock runs first in the swap transaction, before the live tables are locked: a source
+	// that writers append to in the same database locks them out here, so that nothing can
+	// commit behind what Finish reads.
+	Lock(ctx context.Context, tx pgx.Tx) error
+	// Finish runs inside the swap transaction, once the live tables are locked against the
+	// live writers: it passes every event after those Next returned to apply, in order, and
+	// records in tx what the live writer needs in order not to apply them a second time. The
+	// swap transaction may be rolled back (a deadlock with a live writer) and Finish called
+	// again: it must then deliver the same events again, and more.
+	Finish(ctx context.Context, tx pgx.Tx, projection string, apply func([]Event) error) error
+	Close()
+}
+
+// Progress is called after each applied batch with the events applied so far and the
+// source's count when the rebuild started.
+type Progress func(done, total int64)
+
+// RebuildOptions tunes Rebuild and Verify.
+type RebuildOptions struct {
+	BatchSize int
+	Progress  Progress
+}
+
+// ErrRebuildRunning is returned when another rebuild or verify of the same projection holds
+// its lock.
+var ErrRebuildRunning = errors.New("a rebuild of this projection is already running")
+
+// RebuildResult says what a rebuild did.
+type RebuildResult struct {
+	Events  int64
+	Skipped int64
+	Elapsed time.Duration
+}
+
+// Diff is a row present on one side only: in the live table ("live") or in a fresh build
+// ("rebuilt").
+type Diff struct {
+	Table string
+	Side  string
+	Row   string
+}
+
+// Rebuild rebuilds d's tables from its source while the system keeps serving: it builds
+// shadow copies in a separate schema in short batches, then, in one transaction that locks
+// the live tables against writers (readers keep reading the old tables until the commit),
+// applies the events that arrived meanwhile, drops the live tables and moves the shadow ones
+// in their place. No reader ever sees a half-built table. Only tables are written: no event is
+// published and no webhook is sent again.
+func Rebuild(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions) (RebuildResult, error) {
+	return build(ctx, db, d, o, d.Schema+"_rebuild", func(ctx context.Context, tx pgx.Tx, shadow string) error {
+		return swap(ctx, tx, d, shadow)
+	})
+}
+
+// Verify builds d's tables from its source into a scratch schema, exactly as Rebuild would,
+// and returns the rows that differ from the live tables (compared at one instant, under the
+// same lock as a swap); the live tables are not changed.
+func Verify(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions) ([]Diff, RebuildResult, error) {
+	var diffs []Diff
+	res, err := build(ctx, db, d, o, d.Schema+"_verify", func(ctx context.Context, tx pgx.Tx, scratch string) error {
+		var err error
+		diffs, err = diff(ctx, tx, d, scratch)
+		if err != nil {
+			return err
+		}
+		return errVerifyDone // roll back: verify must leave the live side as it was
+	})
+	return diffs, res, err
+}
+
+var errVerifyDone = errors.New("verify done")
+
+// maxSwapAttempts bounds the retries of a swap that lost a deadlock to a live writer.
+const maxSwapAttempts = 5
+
+func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions, prefix string,
+	finish func(ctx context.Context, tx pgx.Tx, shadow string) error) (RebuildResult, error) {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 5000
+	}
+	start := time.Now()
+	lock, err := db.Acquire(ctx)
+	if err != nil {
+		return RebuildResult{}, err
+	}
+	defer lock.Release()
+	var got bool
+	if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, rebuildLockKey(d.Name())).Scan(&got); err != nil {
+		return RebuildResult{}, err
+	}
+	if !got {
+		return RebuildResult{}, fmt.Errorf("%s: %w", d.Name(), ErrRebuildRunning)
+	}
+	defer func() {
+		_, _ = lock.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, rebuildLockKey(d.Name()))
+	}()
+
+	shadow := pgx.Identifier{prefix + "_" + sanitize(d.Name())}.Sanitize()
+	shadowName := prefix + "_" + sanitize(d.Name())
+	if err := createShadow(ctx, db, d, shadow); err != nil {
+		return RebuildResult{}, err
+	}
+	defer func() {
+		_, _ = db.Exec(context.WithoutCancel(ctx), `DROP SCHEMA IF EXISTS `+shadow+` CASCADE`)
+	}()
+
+	total, err := d.Source.Count(ctx)
+	if err != nil {
+		return RebuildResult{}, fmt.Errorf("counting the events of %s: %w", d.Name(), err)
+	}
+	reader, err := d.Source.Open(ctx)
+	if err != nil {
+		return RebuildResult{}, err
+	}
+	defer reader.Close()
+	res := RebuildResult{}
+	searchPath := shadow + ", " + pgx.Identifier{d.Schema}.Sanitize()
+	applyIn := func(ctx context.Context, tx pgx.Tx, evs []Event) error {
+		skipped, err := applySkippingPermanent(ctx, tx, d.Projector, evs)
+		res.Events += int64(len(evs)) - skipped
+		res.Skipped += skipped
+		return err
+	}
+	for {
+		evs, err := reader.Next(ctx, o.BatchSize)
+		if err != nil {
+			return res, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+searchPath); err != nil {
+				return err
+			}
+			return applyIn(ctx, tx, evs)
+		})
+		if err != nil {
+			return res, fmt.Errorf("applying a batch of %s: %w", d.Name(), err)
+		}
+		if o.Progress != nil {
+			o.Progress(res.Events+res.Skipped, total)
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		before := res
+		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+			if err := reader.Lock(ctx, tx); err != nil {
+				return err
+			}
+			if err := lockLive(ctx, tx, d); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+searchPath); err != nil {
+				return err
+			}
+			if err := reader.Finish(ctx, tx, d.Name(), func(evs []Event) error { return applyIn(ctx, tx, evs) }); err != nil {
+				return err
+			}
+			return finish(ctx, tx, shadowName)
+		})
+		if errors.Is(err, errVerifyDone) {
+			err = nil
+		}
+		if isDeadlock(err) && attempt < maxSwapAttempts {
+			res = before
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("finishing the rebuild of %s: %w", d.Name(), err)
+		}
+		break
+	}
+	if o.Progress != nil {
+		o.Progress(res.Events+res.Skipped, max(total, res.Events+res.Skipped))
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// applySkippingPermanent applies evs; events the projector refuses as permanent (the live
+// consumer dead-lettered them) are skipped one by one under savepoints. It returns how many
+// were skipped.
+func applySkippingPermanent(ctx context.Context, tx pgx.Tx, p Projector, evs []Event) (int64, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	err = applyAll(ctx, sp, p, evs)
+	if err == nil {
+		return 0, sp.Commit(ctx)
+	}
+	_ = sp.Rollback(ctx)
+	if !errors.Is(err, ErrPermanent) {
+		return 0, err
+	}
+	var skipped int64
+	for i := range evs {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return skipped, err
+		}
+		err = applyAll(ctx, sp, p, evs[i:i+1])
+		switch {
+		case err == nil:
+			if err := sp.Commit(ctx); err != nil {
+				return skipped, err
+			}
+		case errors.Is(err, ErrPermanent):
+			_ = sp.Rollback(ctx)
+			skipped++
+		default:
+			_ = sp.Rollback(ctx)
+			return skipped, err
+		}
+	}
+	return skipped, nil
+}
+
+func createShadow(ctx context.Context, db *pgxpool.Pool, d Definition, shadow string) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+shadow+` CASCADE`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+shadow); err != nil {
+			return err
+		}
+		for _, t := range d.Tables {
+			live := pgx.Identifier{d.Schema, t}.Sanitize()
+			if _, err := tx.Exec(ctx, `CREATE TABLE `+shadow+`.`+pgx.Identifier{t}.Sanitize()+
+				` (LIKE `+live+` INCLUDING ALL)`); err != nil {
+				return fmt.Errorf("creating the shadow of %s: %w", live, err)
+			}
+		}
+		return nil
+	})
+}
+
+// lockLive takes the live tables in EXCLUSIVE mode: readers go on reading them, writers wait
+// (and, once the swap commits, find the new tables under the same names).
+func lockLive(ctx context.Context, tx pgx.Tx, d Definition) error {
+	names := make([]string, len(d.Tables))
+	for i, t := range d.Tables {
+		names[i] = pgx.Identifier{d.Schema, t}.Sanitize()
+	}
+	_, err := tx.Exec(ctx, `LOCK TABLE `+strings.Join(names, ", ")+` IN EXCLUSIVE MODE`)
+	return err
+}
+
+// swap replaces the live tables by the shadow ones: foreign keys between the live tables and
+// from other tables are re-created on the new tables, owned sequences are handed over, and the
+// old tables are dropped.
+func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
+	type fk struct{ table, name, def string }
+	var fks []fk
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid)
+        FROM pg_constraint c
+        WHERE c.contype = 'f' AND (c.confrelid = ANY($1::regclass[]) OR c.conrelid = ANY($1::regclass[]))`,
+		qualified(d))
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var f fk
+		if err := rows.Scan(&f.table, &f.name, &f.def); err != nil {
+			rows.Close()
+			return err
+		}
+		fks = append(fks, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	sh := pgx.Identifier{shadow}.Sanitize()
+	for _, t := range d.Tables {
+		// Sequences owned by a live column move to the shadow column before the drop.
+		rows, err := tx.Query(ctx, `SELECT s.oid::regclass::text, a.attname
+            FROM pg_depend dep
+            JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
+            JOIN pg_attribute a ON a.attrelid = dep.refobjid AND a.attnum = dep.refobjsubid
+            WHERE dep.refobjid = $1::regclass AND dep.deptype = 'a'`, pgx.Identifier{d.Schema, t}.Sanitize())
+		if err != nil {
+			return err
+		}
+		var seqs [][2]string
+		for rows.Next() {
+			var seq, col string
+			if err := rows.Scan(&seq, &col); err != nil {
+				rows.Close()
+				return err
+			}
+			seqs = append(seqs, [2]string{seq, col})
+		}
+		rows.Close()
+		for _, s := range seqs {
+			if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+s[0]+` OWNED BY `+sh+`.`+pgx.Identifier{t, s[1]}.Sanitize()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range d.Tables {
+		if _, err := tx.Exec(ctx, `DROP TABLE `+pgx.Identifier{d.Schema, t}.Sanitize()+` CASCADE`); err != nil {
+			return err
+		}
+	}
+	for _, t := range d.Tables {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+sh+`.`+pgx.Identifier{t}.Sanitize()+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	for _, f := range fks {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+f.table+` ADD CONSTRAINT `+pgx.Identifier{f.name}.Sanitize()+` `+f.def); err != nil {
+			return fmt.Errorf("re-creating foreign key %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// diff returns the rows that are in the live tables but not in the scratch ones, and the
+// other way round (multisets: a duplicated row counts).
+func diff(ctx context.Context, tx pgx.Tx, d Definition, scratch string) ([]Diff, error) {
+	var out []Diff
+	for _, t := range d.Tables {
+		live := pgx.Identifier{d.Schema, t}.Sanitize()
+		built := pgx.Identifier{scratch, t}.Sanitize()
+		for _, q := range []struct{ side, a, b string }{{"live", live, built}, {"rebuilt", built, live}} {
+			rows, err := tx.Query(ctx, `SELECT row_to_json(x)::text FROM (SELECT * FROM `+q.a+` EXCEPT ALL SELECT * FROM `+q.b+`) x`)
+			if err != nil {
+				return nil, fmt.Errorf("comparing %s: %w", t, err)
+			}
+			for rows.Next() {
+				var row string
+				if err := rows.Scan(&row); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				out = append(out, Diff{Table: t, Side: q.side, Row: row})
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func qualified(d Definition) []string {
+	out := make([]string, len(d.Tables))
+	for i, t := range d.Tables {
+		out[i] = pgx.Identifier{d.Schema, t}.Sanitize()
+	}
+	return out
+}
+
+func rebuildLockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("payplat-projection-rebuild:" + name))
+	return int64(h.Sum64())
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteRune('_')
+		}
+	}
+	return b.String()
+}
+
+func isDeadlock(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
+}
+
+// markAppliedIDs records ids as applied by projection (stream-fed projections), so that the
+// live consumer skips them after a swap.
+func markAppliedIDs(ctx context.Context, tx pgx.Tx, projection string, ids []uuid.UUID, seqs []int64) error {
+	const chunk = 10000
+	for i := 0; i < len(ids); i += chunk {
+		j := min(i+chunk, len(ids))
+		if _, err := tx.Exec(ctx, `INSERT INTO projection_applied (projection, event_id, stream_seq)
+            SELECT $1, id, seq FROM unnest($2::uuid[], $3::bigint[]) AS t(id, seq)
+            ON CONFLICT DO NOTHING`, projection, ids[i:j], seqs[i:j]); err != nil {
+			return fmt.Errorf("recording the rebuilt events as applied: %w", err)
+		}
+	}
+	return nil
+}
