@@ -1,0 +1,285 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/projection"
+	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
+	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+)
+
+// projectionEnv is what a projection's definition is built from.
+type projectionEnv struct {
+	dsn string
+	js  func() (jetstream.JetStream, error)
+}
+
+// projectionSpec is one projection operators can rebuild and verify.
+type projectionSpec struct {
+	name   string
+	schema string
+	source string // for people: "event store merchant.events", "stream PAYMENTS"
+	// definition connects to the projection's schema and returns its definition and the pool
+	// to run it on (closed by the caller).
+	definition func(ctx context.Context, env projectionEnv) (projection.Definition, *pgxpool.Pool, error)
+}
+
+// storeProjection is a projection of the event store in its service's schema.
+func storeProjection(name, schema string, def func(store *eventstore.Store, schema string) projection.Definition) projectionSpec {
+	return projectionSpec{name: name, schema: schema, source: "event store " + schema + ".events",
+		definition: func(ctx context.Context, env projectionEnv) (projection.Definition, *pgxpool.Pool, error) {
+			db, err := pg.Connect(ctx, env.dsn, schema)
+			if err != nil {
+				return projection.Definition{}, nil, err
+			}
+			return def(eventstore.New(db), schema), db, nil
+		}}
+}
+
+// projections lists every projection, by name.
+func projections() map[string]projectionSpec {
+	specs := []projectionSpec{
+		storeProjection(merchantadapters.ReadModelName, merchantmigrations.Schema, merchantadapters.ReadModelDefinition),
+	}
+	out := make(map[string]projectionSpec, len(specs))
+	for _, s := range specs {
+		out[s.name] = s
+	}
+	return out
+}
+
+func projectionNames() []string {
+	var names []string
+	for n := range projections() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func newProjectionsCommand(g *globals) *cobra.Command {
+	var dbURL, natsURL string
+	cmd := &cobra.Command{
+		Use:   "projections",
+		Short: "List, rebuild and verify the read models (projections of the event stores and streams)",
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&dbURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	pf.StringVar(&natsURL, "nats-url", "", "NATS server URL (default $NATS_URL, else "+DefaultNATSURL+")")
+
+	open := func(ctx context.Context, name string) (projection.Definition, *pgxpool.Pool, func(), error) {
+		spec, ok := projections()[name]
+		if !ok {
+			return projection.Definition{}, nil, nil, fmt.Errorf("no projection %q; known: %s", name, strings.Join(projectionNames(), ", "))
+		}
+		dsn := firstSet(dbURL, g.getenv("DATABASE_URL"))
+		if dsn == "" {
+			return projection.Definition{}, nil, nil, errors.New("no database: set DATABASE_URL (or --database-url)")
+		}
+		var nc *nats.Conn
+		env := projectionEnv{dsn: dsn, js: func() (jetstream.JetStream, error) {
+			url := firstSet(natsURL, g.getenv("NATS_URL"), DefaultNATSURL)
+			var err error
+			if nc, err = nats.Connect(url, nats.Name("payplat-ctl")); err != nil {
+				return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
+			}
+			return jetstream.New(nc)
+		}}
+		def, db, err := spec.definition(ctx, env)
+		closeAll := func() {
+			if db != nil {
+				db.Close()
+			}
+			if nc != nil {
+				nc.Close()
+			}
+		}
+		if err != nil {
+			closeAll()
+			return projection.Definition{}, nil, nil, err
+		}
+		return def, db, closeAll, nil
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the projections with their schema, tables and source",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			type row struct {
+				Name   string `json:"name"`
+				Schema string `json:"schema"`
+				Source string `json:"source"`
+			}
+			var rows []row
+			for _, n := range projectionNames() {
+				s := projections()[n]
+				rows = append(rows, row{s.name, s.schema, s.source})
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"projections": rows})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSCHEMA\tSOURCE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Schema, r.Source)
+			}
+			return tw.Flush()
+		},
+	}
+
+	var dryRun bool
+	rebuild := &cobra.Command{
+		Use:   "rebuild <name>",
+		Short: "Rebuild a projection's tables from its source while the system keeps serving (blue/green)",
+		Long: "Builds shadow copies of the projection's tables from its source, catches up with the live\n" +
+			"position under a short lock against writers, and swaps them in atomically: readers see the old\n" +
+			"tables until the commit and the new ones after it, never a half-built table. Only tables are\n" +
+			"written: no event is published and no webhook is sent again. A second rebuild or verify of the\n" +
+			"same projection is refused while one runs.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			def, db, done, err := open(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			if dryRun {
+				n, err := def.Source.Count(ctx)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": n, "tables": def.Tables})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "dry run: rebuilding %s would apply %d events to %s.%s\n", def.Name(), n,
+					def.Schema, strings.Join(def.Tables, ", "+def.Schema+"."))
+				return nil
+			}
+			bar := newBar(cmd, "rebuilding "+def.Name())
+			res, err := projection.Rebuild(ctx, db, def, projection.RebuildOptions{Progress: bar.progress})
+			bar.finish()
+			if err != nil {
+				return err
+			}
+			return printRebuild(cmd, g, def, res)
+		},
+	}
+	rebuild.Flags().BoolVar(&dryRun, "dry-run", false, "only report how many events a rebuild would apply")
+
+	verify := &cobra.Command{
+		Use:   "verify <name>",
+		Short: "Rebuild a projection into a scratch schema and print the rows that differ from the live tables",
+		Long:  "Exits with status 1 when any row differs. The live tables are not changed.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			def, db, done, err := open(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			bar := newBar(cmd, "verifying "+def.Name())
+			diffs, res, err := projection.Verify(ctx, db, def, projection.RebuildOptions{Progress: bar.progress})
+			bar.finish()
+			if err != nil {
+				return err
+			}
+			if g.json {
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": res.Events,
+					"differences": diffRows(diffs)}); err != nil {
+					return err
+				}
+			} else {
+				for _, d := range diffs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s only in the %s table %s: %s\n", sideMark(d.Side), d.Side, d.Table, d.Row)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events, %d differing rows\n", def.Name(), res.Events, len(diffs))
+			}
+			if len(diffs) > 0 {
+				return &ExitError{Code: 1, Err: fmt.Errorf("projection %s differs from its source in %d rows", def.Name(), len(diffs))}
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, rebuild, verify)
+	return cmd
+}
+
+// ExitError makes the command exit with Code after printing Err.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func sideMark(side string) string {
+	if side == "live" {
+		return "-"
+	}
+	return "+"
+}
+
+func diffRows(diffs []projection.Diff) []map[string]string {
+	out := []map[string]string{}
+	for _, d := range diffs {
+		out = append(out, map[string]string{"table": d.Table, "side": d.Side, "row": d.Row})
+	}
+	return out
+}
+
+func printRebuild(cmd *cobra.Command, g *globals, def projection.Definition, res projection.RebuildResult) error {
+	rate := float64(res.Events+res.Skipped) / max(res.Elapsed.Seconds(), 1e-9)
+	if g.json {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": res.Events,
+			"skipped": res.Skipped, "seconds": res.Elapsed.Seconds(), "events_per_second": rate})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "rebuilt %s: %d events (%d skipped as dead letters) in %s, %.0f events/s\n",
+		def.Name(), res.Events, res.Skipped, res.Elapsed.Round(time.Millisecond), rate)
+	return nil
+}
+
+// bar is a progress bar on stderr with the rate and the time left.
+type bar struct {
+	pb *progressbar.ProgressBar
+}
+
+func newBar(cmd *cobra.Command, what string) *bar {
+	pb := progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("events"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(cmd.ErrOrStderr()) }),
+	)
+	return &bar{pb: pb}
+}
+
+func (b *bar) progress(done, total int64) {
+	if total > 0 && b.pb.GetMax64() != total {
+		b.pb.ChangeMax64(total)
+	}
+	_ = b.pb.Set64(done)
+}
+
+func (b *bar) finish() { _ = b.pb.Finish() }

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// DefaultTimeout bounds a request when the context has no deadline.
+const DefaultTimeout = 10 * time.Second
+
+// Client calls the merchant service.
+type Client struct {
+	nc *nats.Conn
+}
+
+// NewClient returns a client on nc.
+func NewClient(nc *nats.Conn) *Client { return &Client{nc: nc} }
+
+// Create creates a merchant.
+func (c *Client) Create(ctx context.Context, requestID string, req CreateRequest) (Merchant, error) {
+	var m Merchant
+	return m, c.call(ctx, EndpointCreate, requestID, req, &m)
+}
+
+// SetStatus changes a merchant's status for its company.
+func (c *Client) SetStatus(ctx context.Context, requestID string, req SetStatusRequest) (Merchant, error) {
+	var m Merchant
+	return m, c.call(ctx, EndpointSetStatus, requestID, req, &m)
+}
+
+// AdminSetStatus changes any merchant's status for the platform.
+func (c *Client) AdminSetStatus(ctx context.Context, requestID string, req SetStatusRequest) (Merchant, error) {
+	var m Merchant
+	return m, c.call(ctx, EndpointAdminSetStatus, requestID, req, &m)
+}
+
+// GetStatus returns a merchant's current status.
+func (c *Client) GetStatus(ctx context.Context, requestID string, req GetStatusRequest) (StatusReply, error) {
+	var s StatusReply
+	return s, c.call(ctx, EndpointGetStatus, requestID, req, &s)
+}
+
+// call sends req to endpoint and decodes the reply into out. Error replies come back as
+// *Error; no responder or a timeout as *Error with CodeServiceUnavailable.
+func (c *Client) call(ctx context.Context, endpoint, requestID string, req, out any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	msg := nats.NewMsg(Subject(endpoint))
+	msg.Data = data
+	if requestID != "" {
+		msg.Header.Set(HeaderRequestID, requestID)
+	}
+	reply, err := c.nc.RequestMsgWithContext(ctx, msg)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return &Error{Code: CodeServiceUnavailable, Message: fmt.Sprintf("merchant service: %v", err)}
+	case err != nil:
+		return fmt.Errorf("calling merchant service %s: %w", endpoint, err)
+	}
+	if code := reply.Header.Get(micro.ErrorCodeHeader); code != "" {
+		e := &Error{}
+		if json.Unmarshal(reply.Data, e) != nil || e.Code == "" {
+			e = &Error{Code: code, Message: reply.Header.Get(micro.ErrorHeader)}
+		}
+		return e
+	}
+	if err := json.Unmarshal(reply.Data, out); err != nil {
+		return fmt.Errorf("decoding merchant service reply: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+// Package ports holds the merchant service's inputs: the command API over NATS request-reply
+// (a nats.go micro service) and the ledger consumers of the PAYMENTS and MERCHANT_WALLETS
+// streams.
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/services/merchant/adapters"
+	"github.com/payplat/platform/services/merchant/api"
+	"github.com/payplat/platform/services/merchant/app"
+	"github.com/payplat/platform/services/merchant/app/command"
+	"github.com/payplat/platform/services/merchant/app/query"
+	"github.com/payplat/platform/services/merchant/domain"
+)
+
+// Application is the use cases the command API drives.
+type Application struct {
+	CreateMerchant command.CreateMerchantHandler
+	ChangeStatus   command.ChangeStatusHandler
+	MerchantStatus query.MerchantStatusHandler
+}
+
+// maxInFlight bounds the requests one replica handles at once. A micro endpoint calls its
+// handler from one goroutine, so the handlers hand each request to a goroutine of their own:
+// otherwise one slow wallet provisioning would hold up every other request of the replica.
+// Those goroutines answer on the request's reply subject with the connection itself (the
+// micro Request may only be used inside Handle), so `nats micro stats` counts the requests
+// but not their errors or processing time.
+const maxInFlight = 64
+
+// CommandServer is the merchant micro service.
+type CommandServer struct {
+	nc      *nats.Conn
+	app     Application
+	log     *slog.Logger
+	service micro.Service
+	slots   chan struct{}
+	wg      sync.WaitGroup
+}
+
+// StartCommandServer registers the micro service "merchant" on nc with its endpoints in queue
+// group "merchant", so replicas share the requests.
+func StartCommandServer(nc *nats.Conn, a Application, version string, log *slog.Logger) (*CommandServer, error) {
+	s := &CommandServer{nc: nc, app: a, log: log, slots: make(chan struct{}, maxInFlight)}
+	svc, err := micro.AddService(nc, micro.Config{Name: api.ServiceName, Version: version,
+		Description: "Merchant aggregate: create, status changes, status query", QueueGroup: api.QueueGroup})
+	if err != nil {
+		return nil, err
+	}
+	s.service = svc
+	g := svc.AddGroup(api.SubjectPrefix)
+	for name, h := range map[string]func(context.Context, micro.Request) (any, error){
+		api.EndpointCreate:         s.create,
+		api.EndpointSetStatus:      s.setStatus(domain.ActorCompany),
+		api.EndpointAdminSetStatus: s.setStatus(domain.ActorPlatform),
+		api.EndpointGetStatus:      s.getStatus,
+	} {
+		if err := g.AddEndpoint(name, s.handler(h)); err != nil {
+			_ = svc.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Stop stops taking requests and waits for those in flight.
+func (s *CommandServer) Stop() error {
+	err := s.service.Stop()
+	s.wg.Wait()
+	return err
+}
+
+func (s *CommandServer) handler(h func(context.Context, micro.Request) (any, error)) micro.Handler {
+	return micro.HandlerFunc(func(req micro.Request) {
+		s.slots <- struct{}{}
+		s.wg.Add(1)
+		go func() {
+			defer func() { <-s.slots; s.wg.Done() }()
+			rid := req.Headers().Get(api.HeaderRequestID)
+			ctx := adapters.WithTrace(context.Background(), adapters.Trace{CorrelationID: rid, CausationID: rid})
+			out, err := h(ctx, req)
+			if err != nil {
+				s.respondError(req, err)
+				return
+			}
+			data, err := json.Marshal(out)
+			if err != nil {
+				s.respondError(req, err)
+				return
+			}
+			s.respond(req, &nats.Msg{Data: data})
+		}()
+	})
+}
+
+func (s *CommandServer) respondError(req micro.Request, err error) {
+	e := toAPIError(err)
+	if e.Code == api.CodeInternal || e.Code == api.CodeWalletUnavailable {
+		s.log.Error("command failed", "subject", req.Subject(), "err", err)
+	}
+	body, _ := json.Marshal(e)
+	s.respond(req, &nats.Msg{Data: body, Header: nats.Header{
+		micro.ErrorHeader: []string{e.Message}, micro.ErrorCodeHeader: []string{e.Code}}})
+}
+
+// respond sends msg to the request's reply subject, as micro's Respond and Error do.
+func (s *CommandServer) respond(req micro.Request, msg *nats.Msg) {
+	msg.Subject = req.Reply()
+	if msg.Subject == "" {
+		return
+	}
+	if err := s.nc.PublishMsg(msg); err != nil {
+		s.log.Warn("responding", "subject", req.Subject(), "err", err)
+	}
+}
+
+// toAPIError is the one place that maps errors to the command API's codes.
+func toAPIError(err error) *api.Error {
+	var v *domain.ValidationError
+	switch {
+	case errors.As(err, &v):
+		return &api.Error{Code: api.CodeValidation, Message: v.Message, Field: v.Field}
+	case errors.Is(err, domain.ErrDuplicateEmail):
+		return &api.Error{Code: api.CodeDuplicate, Message: "a merchant with this email already exists", Field: "email"}
+	case errors.Is(err, domain.ErrNotFound):
+		return &api.Error{Code: api.CodeNotFound, Message: "merchant not found"}
+	case errors.Is(err, domain.ErrStatusLocked):
+		return &api.Error{Code: api.CodeStatusLocked,
+			Message: "the merchant is FROZEN, BLACKLISTED or SUSPENDED; only the platform can change its status"}
+	case errors.Is(err, domain.ErrWalletUnavailable):
+		return &api.Error{Code: api.CodeWalletUnavailable, Message: "the wallet provider is unavailable; retry later"}
+	default:
+		return &api.Error{Code: api.CodeInternal, Message: "internal error"}
+	}
+}
+
+func decode(req micro.Request, v any) error {
+	if err := json.Unmarshal(req.Data(), v); err != nil {
+		return domain.Invalid("", "request is not valid JSON")
+	}
+	return nil
+}
+
+func parseID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		// An id that cannot exist names no merchant.
+		return uuid.Nil, domain.ErrNotFound
+	}
+	return id, nil
+}
+
+func (s *CommandServer) create(ctx context.Context, req micro.Request) (any, error) {
+	var r api.CreateRequest
+	if err := decode(req, &r); err != nil {
+		return nil, err
+	}
+	if r.CompanyID == "" || (r.Environment != "test" && r.Environment != "live") {
+		return nil, domain.Invalid("", "company_id and environment (test or live) are required")
+	}
+	var id uuid.UUID
+	if r.MerchantID != "" {
+		var err error
+		if id, err = uuid.Parse(r.MerchantID); err != nil {
+			return nil, domain.Invalid("merchant_id", "must be a UUID")
+		}
+	}
+	m, err := s.app.CreateMerchant.Handle(ctx, command.CreateMerchant{MerchantID: id, CompanyID: r.CompanyID,
+		Environment: r.Environment, Name: r.Name, Email: r.Email})
+	if err != nil {
+		return nil, err
+	}
+	return merchantReply(m), nil
+}
+
+func (s *CommandServer) setStatus(actor domain.Actor) func(context.Context, micro.Request) (any, error) {
+	return func(ctx context.Context, req micro.Request) (any, error) {
+		var r api.SetStatusRequest
+		if err := decode(req, &r); err != nil {
+			return nil, err
+		}
+		scope := app.Scope{CompanyID: r.CompanyID, Environment: r.Environment}
+		if actor == domain.ActorPlatform {
+			scope = app.Scope{All: true}
+		} else if r.CompanyID == "" || r.Environment == "" {
+			return nil, domain.Invalid("", "company_id and environment are required")
+		}
+		id, err := parseID(r.MerchantID)
+		if err != nil {
+			return nil, err
+		}
+		m, err := s.app.ChangeStatus.Handle(ctx, command.ChangeStatus{MerchantID: id, Scope: scope, Actor: actor,
+			Status: r.Status, Reason: r.Reason})
+		if err != nil {
+			return nil, err
+		}
+		return merchantReply(m), nil
+	}
+}
+
+func (s *CommandServer) getStatus(ctx context.Context, req micro.Request) (any, error) {
+	var r api.GetStatusRequest
+	if err := decode(req, &r); err != nil {
+		return nil, err
+	}
+	id, err := parseID(r.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.app.MerchantStatus.Handle(ctx, query.MerchantStatus{MerchantID: id,
+		Scope: app.Scope{CompanyID: r.CompanyID, Environment: r.Environment}})
+	if err != nil {
+		return nil, err
+	}
+	snap := m.Snapshot()
+	return api.StatusReply{MerchantID: snap.ID.String(), Name: snap.Name, WalletAddress: snap.WalletAddress,
+		Status: string(snap.Status), Active: snap.Status == domain.StatusActive}, nil
+}
+
+func merchantReply(m *domain.Merchant) api.Merchant {
+	s := m.Snapshot()
+	return api.Merchant{ID: s.ID.String(), CompanyID: s.CompanyID, Environment: s.Environment, Name: s.Name,
+		Email: s.Email, WalletAddress: s.WalletAddress, WalletUserID: s.WalletUserID, Status: string(s.Status),
+		Balance: s.Balance.String(), CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}

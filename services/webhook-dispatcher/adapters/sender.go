@@ -1,0 +1,159 @@
+// Package adapters holds the webhook-dispatcher's ties to the outside: PostgreSQL (endpoints,
+// delivery log) and the HTTP client that delivers webhooks behind the SSRF guard.
+package adapters
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
+)
+
+// SenderConfig configures a Sender.
+type SenderConfig struct {
+	// Timeout is how long a receiver has to answer (WEBHOOK_TIMEOUT).
+	Timeout time.Duration
+	// Policy says whether http:// and non-public addresses are allowed.
+	Policy domain.URLPolicy
+	// RootCAs, when set, replaces the system roots (tests trust their own TLS receivers).
+	RootCAs *x509.CertPool
+}
+
+// Sender POSTs webhook bodies. Redirects are never followed (a 3xx is a failed attempt), no
+// proxy from the environment is used (it would dial on our behalf, past the guard), and every
+// connection's resolved address is checked when it is dialled, so a host name that resolves
+// to a private address, now or after a DNS change, is refused.
+type Sender struct {
+	client  *http.Client
+	timeout time.Duration
+	policy  domain.URLPolicy
+}
+
+// NewSender returns a Sender.
+func NewSender(cfg SenderConfig) *Sender {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	if !cfg.Policy.AllowPrivateNetworks {
+		dialer.Control = guardDial
+	}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.RootCAs},
+		TLSHandshakeTimeout:   cfg.Timeout,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &Sender{
+		client: &http.Client{
+			Transport: transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		timeout: cfg.Timeout,
+		policy:  cfg.Policy,
+	}
+}
+
+// guardDial runs after name resolution, on the address about to be connected to.
+func guardDial(_, address string, _ syscall.RawConn) error {
+	return domain.CheckDialAddress(address)
+}
+
+// Send POSTs body to target with headers and reports the outcome. It never returns an error:
+// every failure is an outcome to record.
+func (s *Sender) Send(ctx context.Context, target string, headers map[string]string, body []byte) domain.Outcome {
+	u, err := url.Parse(target)
+	if err != nil {
+		return domain.Outcome{Error: "invalid endpoint url"}
+	}
+	if u.Scheme != "https" && !(u.Scheme == "http" && s.policy.AllowHTTP) {
+		return domain.Outcome{Error: "blocked address: only https endpoints are allowed"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return domain.Outcome{Error: "invalid endpoint url"}
+	}
+	for k, v := range headers {
+		req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+	}
+	// Standard Webhooks names its headers in lower case; HTTP/1.1 receivers see them as sent.
+	for _, k := range []string{domain.HeaderStdID, domain.HeaderStdTimestamp, domain.HeaderStdSignature} {
+		if v, ok := headers[k]; ok {
+			delete(req.Header, http.CanonicalHeaderKey(k))
+			req.Header[k] = []string{v}
+		}
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return domain.Outcome{Error: describe(err, s.timeout)}
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, domain.MaxResponseRead))
+	out := domain.Outcome{StatusCode: resp.StatusCode, Body: domain.ResponseSnippet(raw)}
+	if !out.Succeeded() {
+		out.Error = fmt.Sprintf("endpoint answered HTTP %d", resp.StatusCode)
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			out.Error += " (redirects are not followed)"
+		}
+	}
+	return out
+}
+
+// describe turns a transport error into the log's error_message: timeout, DNS, TLS, refused,
+// blocked address, or another network error.
+func describe(err error, timeout time.Duration) string {
+	var (
+		urlErr    *url.Error
+		blocked   *domain.BlockedAddressError
+		dnsErr    *net.DNSError
+		certErr   *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		record    tls.RecordHeaderError
+		alert     tls.AlertError
+		netErr    net.Error
+	)
+	inner := err
+	if errors.As(err, &urlErr) {
+		inner = urlErr.Err
+	}
+	switch {
+	case errors.As(err, &blocked):
+		return blocked.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Sprintf("timeout: no answer within %s", timeout)
+	case errors.As(err, &dnsErr):
+		return "dns: " + dnsErr.Error()
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
+		errors.As(err, &invalid), errors.As(err, &record), errors.As(err, &alert):
+		return "tls: " + inner.Error()
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the endpoint"
+	case errors.Is(err, context.Canceled):
+		return "attempt cancelled (dispatcher shutting down)"
+	default:
+		return "network error: " + inner.Error()
+	}
+}

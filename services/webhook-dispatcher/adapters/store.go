@@ -1,0 +1,254 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
+)
+
+// Store keeps endpoints and the delivery log in schema "webhooks". Attempts are claimed with a
+// lease (lease_until, lease_token) taken under FOR UPDATE SKIP LOCKED, so two dispatchers or two
+// overlapping cron runs never attempt the same delivery at once, and a delivery whose
+// dispatcher died mid-attempt is free again once its lease expires.
+type Store struct {
+	db *pgxpool.Pool
+}
+
+// NewStore returns a Store on db (search_path webhooks).
+func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+const endpointCols = `id, company_id, environment, url, enabled, secret_sealed, secret_version, created_at, updated_at`
+
+func scanEndpoint(row pgx.Row) (domain.Endpoint, error) {
+	var e domain.Endpoint
+	err := row.Scan(&e.ID, &e.CompanyID, &e.Environment, &e.URL, &e.Enabled, &e.SecretSealed,
+		&e.SecretVersion, &e.CreatedAt, &e.UpdatedAt)
+	return e, err
+}
+
+// UpdateEndpoint runs update on the endpoint of company and env inside a transaction that
+// holds it locked (exists is false, and e carries only the company and environment, when there
+// is none yet), then stores the result.
+func (s *Store) UpdateEndpoint(ctx context.Context, company, env string,
+	update func(e *domain.Endpoint, exists bool) error) (domain.Endpoint, error) {
+	var out domain.Endpoint
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		// Serialise the first configuration of a company too, when there is no row to lock.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhooks.endpoint:' || $1 || ':' || $2))`,
+			company, env); err != nil {
+			return err
+		}
+		e, err := scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointCols+` FROM endpoints
+			WHERE company_id = $1 AND environment = $2`, company, env))
+		exists := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if !exists {
+			e = domain.Endpoint{ID: uuid.New(), CompanyID: company, Environment: env}
+		}
+		if err := update(&e, exists); err != nil {
+			return err
+		}
+		out, err = scanEndpoint(tx.QueryRow(ctx, `INSERT INTO endpoints
+			(id, company_id, environment, url, enabled, secret_sealed, secret_version)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (company_id, environment) DO UPDATE SET url = EXCLUDED.url,
+				enabled = EXCLUDED.enabled, secret_sealed = EXCLUDED.secret_sealed,
+				secret_version = EXCLUDED.secret_version, updated_at = now()
+			RETURNING `+endpointCols, e.ID, company, env, e.URL, e.Enabled, e.SecretSealed, e.SecretVersion))
+		return err
+	})
+	if err != nil {
+		return domain.Endpoint{}, fmt.Errorf("updating webhook endpoint: %w", err)
+	}
+	return out, nil
+}
+
+const deliveryCols = `d.id, d.endpoint_id, d.company_id, d.environment, d.event_id, d.event_type, d.payload,
+	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.response_status, d.response_body,
+	d.error_message, d.created_at`
+
+const claimCols = deliveryCols + `, d.lease_token, e.url, e.enabled, e.secret_sealed`
+
+func deliveryDest(d *domain.Delivery) []any {
+	return []any{&d.ID, &d.EndpointID, &d.CompanyID, &d.Environment, &d.EventID, &d.EventType, &d.Payload,
+		&d.Status, &d.Attempts, &d.LastAttemptAt, &d.NextAttemptAt, &d.ResponseStatus, &d.ResponseBody,
+		&d.ErrorMessage, &d.CreatedAt}
+}
+
+func scanClaims(rows pgx.Rows) ([]domain.Claim, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Claim, error) {
+		var c domain.Claim
+		err := row.Scan(append(deliveryDest(&c.Delivery), &c.Token, &c.URL, &c.Enabled, &c.SecretSealed)...)
+		return c, err
+	})
+}
+
+// CreateDeliveries creates, in one transaction, one delivery per new event and deliverable
+// endpoint of its company and environment, each already claimed for its first attempt (due
+// now, leased for lease). An event that already has its delivery (a redelivered bus message)
+// creates nothing. It returns the claims of the deliveries it created.
+func (s *Store) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
+	var claims []domain.Claim
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		claims = claims[:0]
+		token := uuid.New()
+		for _, n := range news {
+			rows, err := tx.Query(ctx, `WITH created AS (
+				INSERT INTO deliveries (id, endpoint_id, company_id, environment, event_id, event_type, payload,
+					next_attempt_at, lease_until, lease_token)
+				SELECT gen_random_uuid(), e.id, e.company_id, e.environment, $3, $4, $5,
+					now(), now() + $6 * interval '1 millisecond', $7
+				FROM endpoints e
+				WHERE e.company_id = $1 AND e.environment = $2 AND e.enabled AND e.url <> ''
+				ON CONFLICT (endpoint_id, event_id) DO NOTHING
+				RETURNING *)
+				SELECT `+claimCols+` FROM created d JOIN endpoints e ON e.id = d.endpoint_id`,
+				n.CompanyID, n.Environment, n.EventID, n.EventType, n.Payload, lease.Milliseconds(), token)
+			if err != nil {
+				return err
+			}
+			c, err := scanClaims(rows)
+			if err != nil {
+				return err
+			}
+			claims = append(claims, c...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating deliveries: %w", err)
+	}
+	return claims, nil
+}
+
+// ClaimDue leases up to limit deliveries whose automatic attempt is due, oldest due first,
+// skipping those another attempt holds (a live lease, or rows another transaction is claiming
+// right now). Deliveries whose lease expired (their dispatcher died) are due again.
+func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
+	return s.claimWhere(ctx, "true", limit, lease)
+}
+
+// claimWhere leases up to limit due, unleased deliveries that also match cond (constant SQL).
+func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
+	rows, err := s.db.Query(ctx, `WITH due AS (
+			SELECT id FROM deliveries
+			WHERE next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now()) AND `+cond+`
+			ORDER BY next_attempt_at, id
+			LIMIT $1
+			FOR UPDATE SKIP LOCKED),
+		claimed AS (
+			UPDATE deliveries d SET lease_until = now() + $2 * interval '1 millisecond', lease_token = $3
+			FROM due WHERE d.id = due.id
+			RETURNING d.*)
+		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id
+		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New())
+	if err != nil {
+		return nil, fmt.Errorf("claiming due deliveries: %w", err)
+	}
+	claims, err := scanClaims(rows)
+	if err != nil {
+		return nil, fmt.Errorf("claiming due deliveries: %w", err)
+	}
+	return claims, nil
+}
+
+// ClaimStranded leases up to limit deliveries whose first attempt never happened and nobody
+// holds: their dispatcher died after creating them, or its queue for the endpoint was full.
+func (s *Store) ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
+	return s.claimWhere(ctx, `status = 'PENDING' AND attempts = 0`, limit, lease)
+}
+
+// ClaimOne leases delivery id of company and env whatever its schedule (a manual retry). It
+// fails with domain.ErrNotFound when there is no such delivery for them, and domain.ErrInFlight
+// when an attempt holds it.
+func (s *Store) ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error) {
+	rows, err := s.db.Query(ctx, `WITH target AS (
+			SELECT id, lease_until FROM deliveries
+			WHERE id = $1 AND company_id = $2 AND environment = $3
+			FOR UPDATE),
+		claimed AS (
+			UPDATE deliveries d SET lease_until = now() + $4 * interval '1 millisecond', lease_token = $5
+			FROM target WHERE d.id = target.id AND (target.lease_until IS NULL OR target.lease_until < now())
+			RETURNING d.*)
+		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id`,
+		id, company, env, lease.Milliseconds(), uuid.New())
+	if err != nil {
+		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
+	}
+	claims, err := scanClaims(rows)
+	if err != nil {
+		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
+	}
+	if len(claims) == 1 {
+		return claims[0], nil
+	}
+	var exists bool
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries
+		WHERE id = $1 AND company_id = $2 AND environment = $3)`, id, company, env).Scan(&exists); err != nil {
+		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
+	}
+	if exists {
+		return domain.Claim{}, domain.ErrInFlight
+	}
+	return domain.Claim{}, domain.ErrNotFound
+}
+
+// Renew extends the lease of c before its attempt starts; false means the lease was lost
+// (it expired and another attempt took the delivery), and the attempt must not run.
+func (s *Store) Renew(ctx context.Context, c domain.Claim, lease time.Duration) (bool, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE deliveries SET lease_until = now() + $3 * interval '1 millisecond'
+		WHERE id = $1 AND lease_token = $2 AND lease_until > now()`, c.ID, c.Token, lease.Milliseconds())
+	if err != nil {
+		return false, fmt.Errorf("renewing the lease of delivery %s: %w", c.ID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Release gives up the lease of c without an attempt; the delivery stays due.
+func (s *Store) Release(ctx context.Context, c domain.Claim) error {
+	if _, err := s.db.Exec(ctx, `UPDATE deliveries SET lease_until = NULL, lease_token = NULL
+		WHERE id = $1 AND lease_token = $2`, c.ID, c.Token); err != nil {
+		return fmt.Errorf("releasing delivery %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Record stores the result of the attempt c held the lease for, and frees the delivery. It
+// returns the updated delivery, or domain.ErrInFlight when the lease was lost meanwhile (the
+// attempt happened, but another one owns the delivery now).
+func (s *Store) Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error) {
+	var code *int
+	if a.Outcome.StatusCode != 0 {
+		code = &a.Outcome.StatusCode
+	}
+	var body, msg *string
+	if a.Outcome.StatusCode != 0 {
+		body = &a.Outcome.Body
+	}
+	if a.Outcome.Error != "" {
+		msg = &a.Outcome.Error
+	}
+	var d domain.Delivery
+	err := s.db.QueryRow(ctx, `UPDATE deliveries d SET status = $3, attempts = attempts + 1,
+			last_attempt_at = $4, next_attempt_at = $5, response_status = $6, response_body = $7,
+			error_message = $8, lease_until = NULL, lease_token = NULL
+		WHERE id = $1 AND lease_token = $2
+		RETURNING `+deliveryCols, c.ID, c.Token, a.Status, a.At, a.Next, code, body, msg).
+		Scan(deliveryDest(&d)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Delivery{}, domain.ErrInFlight
+	}
+	if err != nil {
+		return domain.Delivery{}, fmt.Errorf("recording attempt of delivery %s: %w", c.ID, err)
+	}
+	return d, nil
+}

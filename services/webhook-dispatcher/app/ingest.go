@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
+)
+
+// Create records one delivery per event and deliverable endpoint (none for a company without
+// one, none again for an event already recorded), each claimed for its first attempt. The
+// caller acknowledges the bus messages once it returns, then hands the claims to Enqueue.
+func (d *Dispatcher) Create(ctx context.Context, news []domain.NewDelivery) ([]domain.Claim, error) {
+	if len(news) == 0 {
+		return nil, nil
+	}
+	claims, err := d.store.CreateDeliveries(ctx, news, d.lease)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range claims {
+		d.metrics.created.WithLabelValues(c.EventType).Inc()
+	}
+	return claims, nil
+}
+
+// Enqueue schedules the first attempt of each claim on its endpoint's lane. A claim that does
+// not fit is released at once: it stays due, and the next cron run attempts it.
+func (d *Dispatcher) Enqueue(ctx context.Context, claims []domain.Claim) {
+	for _, c := range claims {
+		if d.lanes.submit(c) {
+			continue
+		}
+		d.metrics.overflow.Inc()
+		d.release(ctx, c)
+	}
+}
+
+// runQueued is a lane's job: renew the lease (time spent queued must not eat into the
+// attempt's), then attempt. Once the dispatcher stops, queued claims are released instead.
+func (d *Dispatcher) runQueued(ctx context.Context, c domain.Claim) {
+	if ctx.Err() != nil {
+		d.release(ctx, c)
+		return
+	}
+	ok, err := d.store.Renew(ctx, c, d.lease)
+	if err != nil {
+		d.log.Warn("renewing delivery lease", "delivery_id", c.ID, "err", err)
+		return // the lease expires and the cron run takes the delivery
+	}
+	if !ok {
+		return // lease lost: another attempt owns the delivery now
+	}
+	if _, err := d.attempt(ctx, c, TriggerEvent); err != nil {
+		d.log.Warn("recording first attempt", "delivery_id", c.ID, "err", err)
+	}
+}
+
+func (d *Dispatcher) release(ctx context.Context, c domain.Claim) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := d.store.Release(rctx, c); err != nil {
+		d.log.Warn("releasing delivery", "delivery_id", c.ID, "err", err)
+	}
+}
+
+// strandedBatch bounds the deliveries one recovery pass takes.
+const strandedBatch = 100
+
+// Recover hands stranded first attempts (their dispatcher died between creating and sending
+// them, or their endpoint's queue was full) back to the lanes every interval, until ctx ends,
+// so they do not wait for the next cron run. Failed deliveries are left to the cron run.
+func (d *Dispatcher) Recover(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		claims, err := d.store.ClaimStranded(ctx, strandedBatch, d.lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("recovering stranded deliveries", "err", err)
+			}
+			continue
+		}
+		if len(claims) > 0 {
+			d.log.Info("recovered stranded deliveries", "count", len(claims))
+		}
+		d.Enqueue(ctx, claims)
+	}
+}

@@ -1,0 +1,67 @@
+package app
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Attempt triggers: the metric label of what started an attempt.
+const (
+	TriggerEvent  = "event"
+	TriggerCron   = "cron"
+	TriggerManual = "manual"
+)
+
+// Metrics are the dispatcher's Prometheus metrics.
+type Metrics struct {
+	created   *prometheus.CounterVec
+	attempts  *prometheus.CounterVec
+	permanent prometheus.Counter
+	duration  *prometheus.HistogramVec
+	overflow  prometheus.Counter
+}
+
+// NewMetrics registers the metrics on reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		created: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhook_deliveries_created_total",
+			Help: "Delivery log entries created, by event type.",
+		}, []string{"event_type"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhook_delivery_attempts_total",
+			Help: "Delivery attempts, by trigger (event, cron, manual) and result (success, failure).",
+		}, []string{"trigger", "result"}),
+		permanent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhook_deliveries_permanently_failed_total",
+			Help: "Deliveries that failed their last automatic attempt.",
+		}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "webhook_delivery_attempt_duration_seconds",
+			Help:    "Duration of delivery attempts, by result.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"result"}),
+		overflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhook_endpoint_queue_overflow_total",
+			Help: "First attempts left to the cron run because their endpoint's queue was full.",
+		}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.created, m.attempts, m.permanent, m.duration, m.overflow} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) observeAttempt(trigger string, ok bool, d time.Duration) {
+	result := "failure"
+	if ok {
+		result = "success"
+	}
+	m.attempts.WithLabelValues(trigger, result).Inc()
+	m.duration.WithLabelValues(result).Observe(d.Seconds())
+}

@@ -1,0 +1,67 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Endpoint is a company's webhook endpoint in one environment.
+type Endpoint struct {
+	ID            uuid.UUID
+	CompanyID     string
+	Environment   string
+	URL           string
+	Enabled       bool
+	SecretSealed  []byte
+	SecretVersion int
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Delivery is one event for one endpoint: a delivery log entry (SPEC 2.8) with its body.
+type Delivery struct {
+	ID             uuid.UUID
+	EndpointID     uuid.UUID
+	CompanyID      string
+	Environment    string
+	EventID        uuid.UUID
+	EventType      string
+	Payload        []byte
+	Status         string
+	Attempts       int
+	LastAttemptAt  *time.Time
+	NextAttemptAt  *time.Time
+	ResponseStatus *int
+	ResponseBody   *string
+	ErrorMessage   *string
+	CreatedAt      time.Time
+}
+
+// NextRetryAt is the log's next_retry_at: when a failed delivery is retried automatically; nil
+// for a pending, delivered or permanently failed one.
+func (d Delivery) NextRetryAt() *time.Time {
+	if d.Status != StatusFailed {
+		return nil
+	}
+	return d.NextAttemptAt
+}
+
+// Claim is a delivery leased to one attempt, with what the attempt needs of its endpoint.
+type Claim struct {
+	Delivery
+	Token        uuid.UUID
+	URL          string
+	Enabled      bool
+	SecretSealed []byte
+}
+
+// NewDelivery is a delivery to create for an event, for every deliverable endpoint of its
+// company and environment.
+type NewDelivery struct {
+	EventID     uuid.UUID
+	EventType   string
+	CompanyID   string
+	Environment string
+	Payload     []byte
+}

@@ -1,0 +1,240 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/services/webhook-dispatcher/app"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
+)
+
+// The request-reply service the gateway calls. Every instance joins the queue group, so each
+// request is answered once.
+const (
+	ServiceName    = "webhooks"
+	QueueGroup     = "webhooks"
+	SubjectConfig  = "webhooks.config"
+	SubjectRetry   = "webhooks.retry"
+	SubjectCronRun = "webhooks.cron"
+)
+
+// Error codes of a failed request (the Nats-Service-Error-Code header); the body is an
+// ErrorBody.
+const (
+	CodeInvalid  = "400"
+	CodeNotFound = "404"
+	CodeInFlight = "409"
+	CodeInternal = "500"
+)
+
+// ConfigRequest configures the endpoint of a company and environment.
+type ConfigRequest struct {
+	CompanyID   string  `json:"company_id"`
+	Environment string  `json:"environment"`
+	URL         *string `json:"url,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+	RollSecret  bool    `json:"roll_secret"`
+}
+
+// ConfigReply is the endpoint after the change. Secret is set only when it was just created.
+type ConfigReply struct {
+	URL           string `json:"url"`
+	Enabled       bool   `json:"enabled"`
+	Secret        string `json:"secret,omitempty"`
+	SecretVersion int    `json:"secret_version"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at"`
+}
+
+// RetryRequest asks for an immediate attempt of one delivery.
+type RetryRequest struct {
+	CompanyID   string `json:"company_id"`
+	Environment string `json:"environment"`
+	LogID       string `json:"log_id"`
+}
+
+// CronRequest asks for one run of the due retries.
+type CronRequest struct {
+	Limit int `json:"limit,omitempty"`
+}
+
+// CronReply counts a cron run's attempts.
+type CronReply struct {
+	TotalProcessed int `json:"total_processed"`
+	Successful     int `json:"successful"`
+	Failed         int `json:"failed"`
+}
+
+// LogEntry is a delivery log entry (SPEC 2.8), as the gateway serves it.
+type LogEntry struct {
+	ID             string  `json:"id"`
+	EventID        string  `json:"event_id"`
+	EventType      string  `json:"event_type"`
+	Status         string  `json:"status"`
+	Attempts       int     `json:"attempts"`
+	LastAttemptAt  *string `json:"last_attempt_at"`
+	NextRetryAt    *string `json:"next_retry_at"`
+	ResponseStatus *int    `json:"response_status"`
+	ResponseBody   *string `json:"response_body"`
+	ErrorMessage   *string `json:"error_message"`
+	CreatedAt      string  `json:"created_at"`
+}
+
+// ErrorBody is the body of an error reply.
+type ErrorBody struct {
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// NewLogEntry renders a delivery.
+func NewLogEntry(d domain.Delivery) LogEntry {
+	return LogEntry{
+		ID: d.ID.String(), EventID: d.EventID.String(), EventType: d.EventType, Status: d.Status,
+		Attempts: d.Attempts, LastAttemptAt: formatTime(d.LastAttemptAt), NextRetryAt: formatTime(d.NextRetryAt()),
+		ResponseStatus: d.ResponseStatus, ResponseBody: d.ResponseBody, ErrorMessage: d.ErrorMessage,
+		CreatedAt: d.CreatedAt.UTC().Format(domain.TimeLayout),
+	}
+}
+
+func formatTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(domain.TimeLayout)
+	return &s
+}
+
+// RPC serves the "webhooks" service. Each request is handled on its own goroutine, so a cron
+// run waiting on slow endpoints never holds up a configuration change or a manual retry.
+type RPC struct {
+	d        *app.Dispatcher
+	log      *slog.Logger
+	inflight sync.WaitGroup
+}
+
+// NewRPC returns the service's handlers.
+func NewRPC(d *app.Dispatcher, log *slog.Logger) *RPC { return &RPC{d: d, log: log} }
+
+// Serve registers the service on nc and answers until ctx ends; it then stops taking
+// requests and waits for those in flight.
+func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
+	svc, err := micro.AddService(nc, micro.Config{
+		Name: ServiceName, Version: "1.0.0", QueueGroup: QueueGroup,
+		Description: "webhook endpoint configuration, manual retries and cron runs",
+	})
+	if err != nil {
+		return nil, err
+	}
+	handlers := map[string]func(context.Context, micro.Request){
+		SubjectConfig:  r.config,
+		SubjectRetry:   r.retry,
+		SubjectCronRun: r.cron,
+	}
+	for subject, h := range handlers {
+		name := subject[len(ServiceName)+1:]
+		err := svc.AddEndpoint(name, micro.HandlerFunc(func(req micro.Request) {
+			r.inflight.Add(1)
+			go func() {
+				defer r.inflight.Done()
+				h(ctx, req)
+			}()
+		}), micro.WithEndpointSubject(subject))
+		if err != nil {
+			_ = svc.Stop()
+			return nil, err
+		}
+	}
+	return func() {
+		_ = svc.Stop()
+		r.inflight.Wait()
+	}, nil
+}
+
+func (r *RPC) config(ctx context.Context, req micro.Request) {
+	var in ConfigRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		r.fail(req, domain.Invalid("body", "malformed request"))
+		return
+	}
+	out, err := r.d.Configure(ctx, app.Configure{CompanyID: in.CompanyID, Environment: in.Environment,
+		URL: in.URL, Enabled: in.Enabled, RollSecret: in.RollSecret})
+	if err != nil {
+		r.fail(req, err)
+		return
+	}
+	e := out.Endpoint
+	r.reply(req, ConfigReply{URL: e.URL, Enabled: e.Enabled, Secret: out.Secret, SecretVersion: e.SecretVersion,
+		CreatedAt: e.CreatedAt.UTC().Format(domain.TimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(domain.TimeLayout)})
+}
+
+func (r *RPC) retry(ctx context.Context, req micro.Request) {
+	var in RetryRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		r.fail(req, domain.Invalid("body", "malformed request"))
+		return
+	}
+	id, err := uuid.Parse(in.LogID)
+	if err != nil {
+		r.fail(req, domain.ErrNotFound)
+		return
+	}
+	d, err := r.d.RetryNow(ctx, in.CompanyID, in.Environment, id)
+	if err != nil {
+		r.fail(req, err)
+		return
+	}
+	r.reply(req, NewLogEntry(d))
+}
+
+func (r *RPC) cron(ctx context.Context, req micro.Request) {
+	var in CronRequest
+	if len(req.Data()) > 0 {
+		if err := json.Unmarshal(req.Data(), &in); err != nil {
+			r.fail(req, domain.Invalid("body", "malformed request"))
+			return
+		}
+	}
+	res, err := r.d.RunDue(ctx, in.Limit)
+	if err != nil {
+		r.fail(req, err)
+		return
+	}
+	r.reply(req, CronReply{TotalProcessed: res.TotalProcessed, Successful: res.Successful, Failed: res.Failed})
+}
+
+func (r *RPC) reply(req micro.Request, v any) {
+	if err := req.RespondJSON(v); err != nil {
+		r.log.Warn("replying", "subject", req.Subject(), "err", err)
+	}
+}
+
+func (r *RPC) fail(req micro.Request, err error) {
+	var (
+		v    *domain.ValidationError
+		code string
+		body ErrorBody
+	)
+	switch {
+	case errors.As(err, &v):
+		code, body = CodeInvalid, ErrorBody{Message: v.Message, Field: v.Field}
+	case errors.Is(err, domain.ErrNotFound):
+		code, body = CodeNotFound, ErrorBody{Message: "webhook delivery not found"}
+	case errors.Is(err, domain.ErrInFlight):
+		code, body = CodeInFlight, ErrorBody{Message: err.Error()}
+	default:
+		r.log.Error("webhooks request failed", "subject", req.Subject(), "err", err)
+		code, body = CodeInternal, ErrorBody{Message: "internal error"}
+	}
+	data, _ := json.Marshal(body)
+	if err := req.Error(code, body.Message, data); err != nil {
+		r.log.Warn("replying with an error", "subject", req.Subject(), "err", err)
+	}
+}

@@ -1,0 +1,169 @@
+package service_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
+	"github.com/payplat/platform/services/webhook-dispatcher/service"
+)
+
+// The dispatcher process is killed (SIGKILL) in the middle of a burst and started again:
+// every event then has exactly one log entry and reached the endpoint at least once.
+func TestKilledDispatcherLosesAndDoublesNothing(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "webhook-dispatcher")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/webhook-dispatcher")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building: %v\n%s", err, out)
+	}
+	dsn := testkit.NewDatabase(t, migrate.Set{Schema: migrations.Schema,
+		Sources: service.Options(service.Config{}).Migrations})
+	natsURL := testkit.NATS(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	healthAddr := freeAddr(t)
+	env := append(os.Environ(), "DATABASE_URL="+dsn, "NATS_URL="+natsURL, "HEALTH_ADDR="+healthAddr,
+		"WEBHOOK_SECRET_KEY="+hex.EncodeToString(key), "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true", "WEBHOOK_ALLOW_HTTP=true",
+		"WEBHOOK_TIMEOUT=2s", "WEBHOOK_RECOVERY_INTERVAL=200ms", "LOG_FORMAT=text", "LOG_LEVEL=error")
+
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+	)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		seen[r.Header.Get("X-Webhook-Id")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	hits := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, c := range seen {
+			n += c
+		}
+		return n
+	}
+
+	first := startProcess(t, bin, env, healthAddr)
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	h := &harness{t: t, nc: nc, js: js, db: testkit.NewPool(t, dsn, migrations.Schema)}
+	h.configure("acme", receiver.URL, false)
+
+	const burst = 300
+	published := make([]uuid.UUID, 0, burst)
+	for range burst {
+		ev := catalogueEvent(t, events.TypePaymentCreated, "acme")
+		published = append(published, uuid.MustParse(events.Meta(ev).GetEventId()))
+		h.publish(ev)
+	}
+	testkit.WaitFor(t, 30*time.Second, 2*time.Millisecond, func() error {
+		if hits() < 30 {
+			return fmt.Errorf("%d hits", hits())
+		}
+		return nil
+	})
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if hits() >= burst {
+		t.Fatal("the burst was over before the kill; the test proves nothing")
+	}
+
+	startProcess(t, bin, env, healthAddr)
+	var rows []logRow
+	testkit.WaitFor(t, 90*time.Second, 50*time.Millisecond, func() error {
+		rows = h.deliveries("acme")
+		done := 0
+		for _, r := range rows {
+			if r.Status == "SUCCESS" {
+				done++
+			}
+		}
+		if len(rows) != burst || done != burst {
+			return fmt.Errorf("%d deliveries, %d delivered", len(rows), done)
+		}
+		return nil
+	})
+	byEvent := map[uuid.UUID]bool{}
+	for _, r := range rows {
+		byEvent[r.EventID] = true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range published {
+		if !byEvent[id] {
+			t.Fatalf("event %s has no log entry", id)
+		}
+	}
+	for _, r := range rows {
+		if seen[r.ID.String()] == 0 {
+			t.Fatalf("delivery %s never reached the endpoint", r.ID)
+		}
+	}
+}
+
+func startProcess(t *testing.T, bin string, env []string, healthAddr string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	testkit.WaitFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+healthAddr+"/readyz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
