@@ -32,6 +32,8 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/payplat/platform/services/merchant v0.0.0
+	github.com/payplat/platform/services/pool v0.0.0
 	github.com/pressly/goose/v3 v3.29.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -43,5 +45,31 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e // indirect
+	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
 )
+
+replace github.com/payplat/platform/services/merchant => ../merchant
+
+replace github.com/payplat/platform/services/pool => ../pool
+
+require (
+	github.com/payplat/platform/proto-events v0.0.0
+	github.com/payplat/platform/services/webhook-dispatcher v0.0.0
+)
+
+require (
+	github.com/ThreeDotsLabs/watermill v1.5.1 // indirect
+	github.com/ThreeDotsLabs/watermill-nats/v2 v2.1.3 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
+	github.com/lithammer/shortuuid/v3 v3.0.7 // indirect
+	github.com/oklog/ulid v1.3.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/sony/gobreaker v1.0.0 // indirect
+)
+
+replace github.com/payplat/platform/services/webhook-dispatcher => ../webhook-dispatcher
+
+replace github.com/payplat/platform/services/payment-projection => ../payment-projection
+
+require github.com/payplat/platform/services/payment-projection v0.0.0

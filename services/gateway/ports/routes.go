@@ -22,4 +22,8 @@ func (s *Server) routes(d Deps) {
 		AdminToken)
 
 	s.HandleFunc(http.MethodGet, "/api/v1/management/whoami", s.whoami, RequireKey(domain.Secret))
+	s.merchantRoutes()
+	s.webhookRoutes(d.Webhooks)
+	s.poolRoutes(d.Pool)
+	s.paymentRoutes(d.Payments)
 }

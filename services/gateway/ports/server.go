@@ -27,6 +27,14 @@ type Deps struct {
 	// every request.
 	AdminToken string
 	CronSecret string
+	// Merchants serves the merchant endpoints; nil leaves them out.
+	Merchants MerchantService
+	// Webhooks serves the webhook endpoints (ports/webhooks.go); nil leaves them out.
+	Webhooks WebhookService
+	// Pool serves the pool endpoints (ports/pool.go); nil leaves them out.
+	Pool PoolService
+	// Payments serves the payment endpoints (ports/payments.go); nil leaves them out.
+	Payments PaymentService
 }
 
 // Server is the gateway's HTTP handler.
@@ -39,6 +47,8 @@ type Server struct {
 	router  *mux.Router
 	metrics *httpMetrics
 	handler http.Handler
+	// merchants serves the merchant endpoints (ports/merchants.go).
+	merchants MerchantService
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -59,6 +69,7 @@ func NewServer(d Deps) (*Server, error) {
 		router:  mux.NewRouter(),
 		metrics: m,
 	}
+	s.merchants = d.Merchants
 	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRouteNotFound)
 	})

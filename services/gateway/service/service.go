@@ -108,7 +108,7 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"streams":  health.StreamsCheck(s.js, streamNames()...),
 	}
 	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
-	api, err := newAPI(s.cfg, s.db, s.idem, checks, s.log, reg)
+	api, err := newAPI(s.cfg, s.db, s.nc, s.idem, checks, s.log, reg)
 	if err != nil {
 		return err
 	}
@@ -137,11 +137,11 @@ func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *s
 	reg *prometheus.Registry) (*ports.Server, error) {
 	cfg = cfg.withDefaults()
 	idem := adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
-	return newAPI(cfg, db, idem, checks, log, reg)
+	return newAPI(cfg, db, nil, idem, checks, log, reg)
 }
 
-func newAPI(cfg Config, db *pgxpool.Pool, idem *adapters.IdempotencyStore, checks map[string]health.Check,
-	log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
+func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, idem *adapters.IdempotencyStore,
+	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
 	return ports.NewServer(ports.Deps{
 		App:         newApplication(db),
 		Idempotency: idem,
@@ -150,6 +150,10 @@ func newAPI(cfg Config, db *pgxpool.Pool, idem *adapters.IdempotencyStore, check
 		Checks:      checks,
 		AdminToken:  cfg.AdminToken,
 		CronSecret:  cfg.CronSecret,
+		Merchants:   adapters.NewMerchants(db, nc),
+		Webhooks:    adapters.NewWebhooks(db, nc),
+		Pool:        adapters.NewPool(db, nc),
+		Payments:    adapters.NewPayments(db, nc),
 	})
 }
 

@@ -1,0 +1,155 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+
+	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// PaymentVisibleTimeout bounds how long a payment request waits for the payments projection
+// to show what it published (read-your-writes).
+const PaymentVisibleTimeout = 10 * time.Second
+
+// Payments serves the payment endpoints. Reads go straight to the payment-projection's read
+// table (schema payments) and the merchant read table (schema merchant), read-only. Writes are
+// events published to the PAYMENTS stream; a request then waits until the projection shows
+// them: it subscribes to the projection's core NATS announcement for the payment
+// (notify.Subject) before publishing and re-reads the table on each announcement, so the wait
+// ends as soon as the row is there, without polling.
+type Payments struct {
+	db      *pgxpool.Pool
+	nc      *nats.Conn
+	pub     *bus.Publisher
+	timeout time.Duration
+}
+
+// NewPayments returns the adapter; with a nil nc every write answers
+// domain.ErrPaymentsUnavailable.
+func NewPayments(db *pgxpool.Pool, nc *nats.Conn) *Payments {
+	p := &Payments{db: db, nc: nc, timeout: PaymentVisibleTimeout}
+	if nc != nil {
+		p.pub, _ = bus.NewPublisher(nc, bus.PublisherOptions{})
+	}
+	return p
+}
+
+// List returns a page of the company's payments in env, newest first, and whether more follow.
+func (a *Payments) List(ctx context.Context, p domain.Principal, f domain.PaymentFilter) ([]domain.Payment, bool, error) {
+	args := []any{p.CompanyID.String(), string(p.Environment), f.Limit + 1, f.Offset}
+	where := ""
+	if f.Status != "" {
+		where = " AND public_status = $5"
+		args = append(args, f.Status)
+	}
+	rows, err := a.db.Query(ctx, `SELECT `+paymentColumns+` FROM payments.payments
+        WHERE company_id = $1 AND environment = $2`+where+`
+        ORDER BY created_at DESC, payment_id DESC LIMIT $3 OFFSET $4`, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("listing payments: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanPayment)
+	if err != nil {
+		return nil, false, fmt.Errorf("listing payments: %w", err)
+	}
+	more := len(list) > f.Limit
+	if more {
+		list = list[:f.Limit]
+	}
+	if err := a.nameMerchants(ctx, p, list); err != nil {
+		return nil, false, err
+	}
+	return list, more, nil
+}
+
+const paymentColumns = `payment_id, public_status, amount_micros, currency, merchant_id, tx_hash, created_at,
+    expires_at, confirmed_at`
+
+func scanPayment(row pgx.CollectableRow) (domain.Payment, error) {
+	var (
+		pm     domain.Payment
+		amount int64
+	)
+	err := row.Scan(&pm.ID, &pm.Status, &amount, &pm.Currency, &pm.MerchantID, &pm.TxHash, &pm.CreatedAt,
+		&pm.ExpiresAt, &pm.ConfirmedAt)
+	pm.Amount = money.FromMicros(amount).String()
+	return pm, err
+}
+
+// nameMerchants fills the merchant names from the merchant read table (payment events carry
+// only the merchant id; names never change, so reading them at request time is exact).
+func (a *Payments) nameMerchants(ctx context.Context, p domain.Principal, list []domain.Payment) error {
+	var ids []uuid.UUID
+	for _, pm := range list {
+		if id, err := uuid.Parse(pm.MerchantID); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := a.db.Query(ctx, `SELECT id::text, name FROM merchant.merchants
+        WHERE id = ANY($1) AND company_id = $2 AND environment = $3`, ids, p.CompanyID.String(), string(p.Environment))
+	if err != nil {
+		return fmt.Errorf("reading merchant names: %w", err)
+	}
+	names := map[string]string{}
+	var id, name string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error { names[id] = name; return nil }); err != nil {
+		return fmt.Errorf("reading merchant names: %w", err)
+	}
+	for i := range list {
+		if u, err := uuid.Parse(list[i].MerchantID); err == nil {
+			list[i].MerchantName = names[u.String()]
+		}
+	}
+	return nil
+}
+
+// ActiveMerchant returns the company's merchant in env when it is ACTIVE: domain.ErrNotFound
+// for an unknown merchant or another tenant's, domain.ErrMerchantNotActive otherwise. The
+// merchant service updates merchant.merchants in the transaction of every status change, so a
+// 2xx status change is seen here.
+func (a *Payments) ActiveMerchant(ctx context.Context, p domain.Principal, merchantID string) (domain.PaymentMerchant, error) {
+	id, err := uuid.Parse(merchantID)
+	if err != nil {
+		return domain.PaymentMerchant{}, domain.ErrNotFound
+	}
+	m := domain.PaymentMerchant{ID: id.String()}
+	var status string
+	err = a.db.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.merchants
+        WHERE id = $1 AND company_id = $2 AND environment = $3`, id, p.CompanyID.String(), string(p.Environment)).
+		Scan(&m.Name, &m.WalletAddress, &status)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return m, domain.ErrNotFound
+	case err != nil:
+		return m, fmt.Errorf("reading merchant: %w", err)
+	case status != "ACTIVE":
+		return m, domain.ErrMerchantNotActive
+	}
+	return m, nil
+}
+
+// get reads one payment of the principal, or nil.
+func (a *Payments) get(ctx context.Context, p domain.Principal, paymentID string) (*domain.Payment, error) {
+	rows, err := a.db.Query(ctx, `SELECT `+paymentColumns+` FROM payments.payments
+        WHERE company_id = $1 AND environment = $2 AND payment_id = $3`, p.CompanyID.String(), string(p.Environment), paymentID)
+	if err != nil {
+		return nil, fmt.Errorf("reading payment: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanPayment)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
+}

@@ -1,0 +1,130 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// PoolReader reads the pool service's read tables (schema pool: balances, movements),
+// read-only. A company's pool exists from its creation: a pool without a row, or a database
+// where the pool service has not created its schema yet, has balance 0.00 and the default
+// settings.
+type PoolReader struct {
+	db *pgxpool.Pool
+}
+
+// NewPoolReader returns a reader on db.
+func NewPoolReader(db *pgxpool.Pool) *PoolReader { return &PoolReader{db: db} }
+
+// Balance returns the pool balance of a company in an environment.
+func (r *PoolReader) Balance(ctx context.Context, company uuid.UUID, env domain.Environment) (domain.PoolBalance, error) {
+	var balance, threshold int64
+	var auto bool
+	err := r.db.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled FROM pool.balances
+        WHERE company_id = $1 AND environment = $2`, company.String(), string(env)).Scan(&balance, &threshold, &auto)
+	if errors.Is(err, pgx.ErrNoRows) || isUndefinedTable(err) {
+		return domain.NewPoolBalance(money.Amount{}, domain.PoolDefaultLowThreshold, false), nil
+	}
+	if err != nil {
+		return domain.PoolBalance{}, fmt.Errorf("reading pool balance: %w", err)
+	}
+	return domain.NewPoolBalance(money.FromMicros(balance), money.FromMicros(threshold), auto), nil
+}
+
+// countColumns are the balances columns holding the number of movements per type filter.
+var countColumns = map[string]string{"": "movement_count", "DEPOSIT": "deposit_count", "DEBIT": "debit_count",
+	"CREDIT": "credit_count", "WITHDRAWAL": "withdrawal_count"}
+
+// Transactions returns a page of the pool's movements, newest first, with the number of
+// movements matching the filter. The total is a counter kept on the pool's balances row in the
+// append transaction (one row read, whatever the size of the pool); page and total are read
+// in one repeatable-read snapshot so that they agree.
+func (r *PoolReader) Transactions(ctx context.Context, company uuid.UUID, env domain.Environment,
+	f domain.PoolTransactionFilter) (domain.PoolTransactionPage, error) {
+	col, ok := countColumns[f.Type]
+	if !ok {
+		return domain.PoolTransactionPage{}, domain.Invalid("type", "unknown transaction type")
+	}
+	page := domain.PoolTransactionPage{Transactions: []domain.PoolTransaction{}}
+	err := pgx.BeginTxFunc(ctx, r.db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `SELECT `+col+` FROM pool.balances WHERE company_id = $1 AND environment = $2`,
+				company.String(), string(env)).Scan(&page.Total)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			page.Transactions, err = readMovements(ctx, tx, company.String(), string(env), f)
+			return err
+		})
+	if isUndefinedTable(err) {
+		return page, nil
+	}
+	if err != nil {
+		return domain.PoolTransactionPage{}, fmt.Errorf("reading pool transactions: %w", err)
+	}
+	return page, nil
+}
+
+func readMovements(ctx context.Context, tx pgx.Tx, company, env string, f domain.PoolTransactionFilter) ([]domain.PoolTransaction, error) {
+	rows, err := tx.Query(ctx, `SELECT id, type, amount, balance_before, balance_after, status, tx_hash,
+            description, payment_id, payment_amount, merchant_name, created_at, confirmed_at
+        FROM pool.movements WHERE company_id = $1 AND environment = $2 AND ($3 = '' OR type = $3)
+        ORDER BY seq DESC LIMIT $4 OFFSET $5`, company, env, f.Type, f.Limit, f.Offset)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanPoolTransaction)
+}
+
+func scanPoolTransaction(row pgx.CollectableRow) (domain.PoolTransaction, error) {
+	var (
+		t                       domain.PoolTransaction
+		id                      uuid.UUID
+		amount, before, after   int64
+		paymentID, merchantName *string
+		paymentAmount           *int64
+		confirmedAt             *time.Time
+	)
+	if err := row.Scan(&id, &t.Type, &amount, &before, &after, &t.Status, &t.TxHash, &t.Description,
+		&paymentID, &paymentAmount, &merchantName, &t.CreatedAt, &confirmedAt); err != nil {
+		return t, err
+	}
+	t.ID = id.String()
+	t.Amount, t.BalanceBefore, t.BalanceAfter = money.FromMicros(amount), money.FromMicros(before), money.FromMicros(after)
+	t.CreatedAt = t.CreatedAt.UTC()
+	if confirmedAt != nil {
+		c := confirmedAt.UTC()
+		t.ConfirmedAt = &c
+	}
+	if paymentID != nil && (t.Type == "DEBIT" || t.Type == "CREDIT") {
+		p := &domain.PoolPayment{PaymentID: *paymentID}
+		if paymentAmount != nil {
+			p.Amount = money.FromMicros(*paymentAmount)
+		}
+		if merchantName != nil {
+			p.MerchantName = *merchantName
+		}
+		t.Payment = p
+	}
+	return t, nil
+}
+
+// isUndefinedTable reports a missing pool table: the pool service has not migrated this
+// database yet, so no pool has any event.
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000")
+}

@@ -1,0 +1,229 @@
+package ports
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// MerchantService is what the merchant endpoints need: reads straight from the merchant
+// service's read tables, writes through its command API.
+type MerchantService interface {
+	List(ctx context.Context, companyID uuid.UUID, env domain.Environment) ([]domain.MerchantSummary, error)
+	Ledger(ctx context.Context, companyID uuid.UUID, env domain.Environment, merchantID string, limit int) (domain.MerchantLedger, error)
+	// Create creates a merchant; merchantID, when set, makes a repeat of the request return the
+	// same merchant.
+	Create(ctx context.Context, p domain.Principal, requestID, merchantID, name, email string) (domain.MerchantCreated, error)
+	// SetStatus changes the status for the company (p set) or for the platform (p nil).
+	SetStatus(ctx context.Context, p *domain.Principal, requestID, merchantID, status, reason string) (domain.MerchantStatusResult, error)
+}
+
+// Ledger page sizes (SPEC §4.3).
+const (
+	defaultMerchantLedgerLimit = 50
+	maxMerchantLedgerLimit     = 100
+)
+
+// merchantRoutes registers the merchant endpoints (SPEC §4.1–4.4, DESIGN §5).
+func (s *Server) merchantRoutes() {
+	if s.merchants == nil {
+		return
+	}
+	secret := RequireKey(domain.Secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants", s.listMerchants, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/management/merchants/create", s.createMerchant, secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants/{id}/transactions", s.merchantLedger, secret)
+	s.HandleFunc(http.MethodPatch, "/api/v1/management/merchants/{id}/status", s.setMerchantStatus, secret)
+	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/merchants/{id}/status", s.setMerchantStatus, secret)
+	s.HandleFunc(http.MethodPatch, "/api/v1/admin/merchants/{id}/status", s.adminSetMerchantStatus, AdminToken)
+}
+
+type merchantJSON struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Email         string `json:"email"`
+	WalletAddress string `json:"wallet_address"`
+	Balance       string `json:"balance"`
+	CreatedAt     string `json:"created_at"`
+}
+
+func newMerchantJSON(m domain.MerchantSummary) merchantJSON {
+	return merchantJSON{ID: m.ID, Name: m.Name, Email: m.Email, WalletAddress: m.WalletAddress, Balance: m.Balance,
+		CreatedAt: merchantTime(m.CreatedAt)}
+}
+
+// merchantTime renders an ISO 8601 time in UTC with millisecond precision.
+func merchantTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// listMerchants serves GET /api/v1/management/merchants: the company's merchants in the key's
+// environment, newest first, with their balances.
+func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	list, err := s.merchants.List(r.Context(), p.CompanyID, p.Environment)
+	if err != nil {
+		s.writeMerchantError(w, r, err)
+		return
+	}
+	out := make([]merchantJSON, len(list))
+	for i, m := range list {
+		out[i] = newMerchantJSON(m)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Merchants []merchantJSON `json:"merchants"`
+	}{out})
+}
+
+type merchantCreateRequest struct {
+	Name  *string `json:"name"`
+	Email *string `json:"email"`
+}
+
+type merchantCreatedJSON struct {
+	merchantJSON
+	WalletUserID string `json:"wallet_user_id"`
+	Environment  string `json:"environment"`
+}
+
+// createMerchant serves POST /api/v1/management/merchants/create. Under an Idempotency-Key the
+// merchant id derives from the caller and the key, so a retry after a 5xx (which the
+// idempotency layer does not store) cannot create a second merchant.
+func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
+	var req merchantCreateRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Name == nil {
+		s.writeError(w, r, domain.Invalid("name", "is required"))
+		return
+	}
+	if req.Email == nil {
+		s.writeError(w, r, domain.Invalid("email", "is required"))
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	merchantID := ""
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		merchantID = uuid.NewSHA1(merchantIDSpace, []byte(callerScope(r.Context())+"\x00"+key)).String()
+	}
+	m, err := s.merchants.Create(r.Context(), p, requestID(r.Context()), merchantID, *req.Name, *req.Email)
+	if err != nil {
+		s.writeMerchantError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		Merchant merchantCreatedJSON `json:"merchant"`
+	}{merchantCreatedJSON{merchantJSON: newMerchantJSON(m.MerchantSummary), WalletUserID: m.WalletUserID,
+		Environment: m.Environment}})
+}
+
+// merchantIDSpace is the UUIDv5 namespace of merchant ids derived from Idempotency-Keys.
+var merchantIDSpace = uuid.MustParse("6f1d3c2e-8a4b-5c7d-9e0f-1a2b3c4d5e6f")
+
+type merchantLedgerEntryJSON struct {
+	ID            string  `json:"id"`
+	Type          string  `json:"type"`
+	Amount        string  `json:"amount"`
+	BalanceBefore string  `json:"balance_before"`
+	BalanceAfter  string  `json:"balance_after"`
+	PaymentID     *string `json:"payment_id"`
+	Status        string  `json:"status"`
+	Description   string  `json:"description"`
+	CreatedAt     string  `json:"created_at"`
+}
+
+// merchantLedger serves GET /api/v1/management/merchants/{id}/transactions: the merchant's
+// ledger, newest first, at most limit entries (default 50, 1 to 100).
+func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
+	limit, err := merchantLedgerLimit(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	l, err := s.merchants.Ledger(r.Context(), p.CompanyID, p.Environment, mux.Vars(r)["id"], limit)
+	if err != nil {
+		s.writeMerchantError(w, r, err)
+		return
+	}
+	entries := make([]merchantLedgerEntryJSON, len(l.Entries))
+	for i, e := range l.Entries {
+		entries[i] = merchantLedgerEntryJSON{ID: e.ID, Type: e.Type, Amount: e.Amount, BalanceBefore: e.BalanceBefore,
+			BalanceAfter: e.BalanceAfter, Status: e.Status, Description: e.Description, CreatedAt: merchantTime(e.CreatedAt)}
+		if e.PaymentID != "" {
+			entries[i].PaymentID = &l.Entries[i].PaymentID
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		MerchantID   string                    `json:"merchant_id"`
+		MerchantName string                    `json:"merchant_name"`
+		TotalCount   int                       `json:"total_count"`
+		Transactions []merchantLedgerEntryJSON `json:"transactions"`
+	}{l.MerchantID, l.MerchantName, l.TotalCount, entries})
+}
+
+func merchantLedgerLimit(r *http.Request) (int, error) {
+	q := r.URL.Query()
+	for name := range q {
+		if name != "limit" {
+			return 0, domain.Invalid(name, "unknown query parameter")
+		}
+	}
+	if len(q["limit"]) == 0 {
+		return defaultMerchantLedgerLimit, nil
+	}
+	n, err := strconv.Atoi(q.Get("limit"))
+	if len(q["limit"]) > 1 || err != nil || n < 1 || n > maxMerchantLedgerLimit {
+		return 0, domain.Invalid("limit", "must be a whole number from 1 to 100")
+	}
+	return n, nil
+}
+
+type merchantStatusRequest struct {
+	Status *string `json:"status"`
+	Reason string  `json:"reason"`
+}
+
+type merchantStatusResultJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// setMerchantStatus serves PATCH /api/v1/{management,dashboard}/merchants/{id}/status: the
+// company sets ACTIVE or PAUSED (403 MERCHANT_STATUS_LOCKED from a platform status).
+func (s *Server) setMerchantStatus(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	s.changeMerchantStatus(w, r, &p)
+}
+
+// adminSetMerchantStatus serves PATCH /api/v1/admin/merchants/{id}/status: any status.
+func (s *Server) adminSetMerchantStatus(w http.ResponseWriter, r *http.Request) {
+	s.changeMerchantStatus(w, r, nil)
+}
+
+func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p *domain.Principal) {
+	var req merchantStatusRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Status == nil || *req.Status == "" {
+		s.writeError(w, r, domain.Invalid("status", "is required"))
+		return
+	}
+	res, err := s.merchants.SetStatus(r.Context(), p, requestID(r.Context()), mux.Vars(r)["id"], *req.Status, req.Reason)
+	if err != nil {
+		s.writeMerchantError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, merchantStatusResultJSON{ID: res.ID, Name: res.Name, Status: res.Status,
+		UpdatedAt: merchantTime(res.UpdatedAt)})
+}

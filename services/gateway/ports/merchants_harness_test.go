@@ -1,0 +1,192 @@
+package ports_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/pkg/testkit"
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service"
+	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
+	merchantapp "github.com/payplat/platform/services/merchant/app"
+	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+	merchantservice "github.com/payplat/platform/services/merchant/service"
+)
+
+// merchantStack is the real gateway (service.New, served on a loopback port) and the real
+// merchant service (svctest) on one database and one NATS JetStream server.
+type merchantStack struct {
+	*gateway
+	js       jetstream.JetStream
+	wallets  *switchableWallets
+	merchant *svctest.Started
+}
+
+// switchableWallets is the merchant service's real HD wallet provider behind a switch that
+// makes it fail, as an unreachable provider would.
+type switchableWallets struct {
+	inner merchantapp.WalletProvider
+	down  atomic.Bool
+}
+
+func (w *switchableWallets) Provision(ctx context.Context, req merchantapp.WalletRequest) (merchantapp.Wallet, error) {
+	if w.down.Load() {
+		return merchantapp.Wallet{}, errors.New("wallet provider: connection refused")
+	}
+	return w.inner.Provision(ctx, req)
+}
+
+func newMerchantStack(t *testing.T) *merchantStack {
+	t.Helper()
+	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set())
+	natsURL := testkit.NATS(t)
+	wallets := &switchableWallets{}
+	merchant := svctest.StartOn(t, merchantservice.Options(merchantservice.WithDeps(merchantservice.Deps{
+		Wallets: func(db *pgxpool.Pool) (merchantapp.WalletProvider, error) {
+			seed, _ := merchantadapters.ParseSeed("000102030405060708090a0b0c0d0e0f")
+			hd, err := merchantadapters.NewHDWalletProvider(db, seed)
+			wallets.inner = hd
+			return wallets, err
+		},
+	})), dsn, natsURL)
+
+	admin := randomToken()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
+		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	})
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, url: gw.URL(), adminToken: admin, logs: &syncBuffer{}}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
+			return errors.New(string(r.body))
+		}
+		return nil
+	})
+	return &merchantStack{gateway: g, js: js, wallets: wallets, merchant: merchant}
+}
+
+// key sends a request with an API key.
+func (s *merchantStack) key(key, method, path, body string, headers ...string) response {
+	s.t.Helper()
+	h := map[string]string{"x-api-key": key}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	return s.do(request{method: method, path: path, body: r, headers: h})
+}
+
+type createdMerchant struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Email         string `json:"email"`
+	WalletAddress string `json:"wallet_address"`
+	WalletUserID  string `json:"wallet_user_id"`
+	Balance       string `json:"balance"`
+	Environment   string `json:"environment"`
+	CreatedAt     string `json:"created_at"`
+}
+
+func (s *merchantStack) createMerchant(key, name, email string) createdMerchant {
+	s.t.Helper()
+	r := s.key(key, http.MethodPost, "/api/v1/management/merchants/create",
+		`{"name":`+quote(name)+`,"email":`+quote(email)+`}`)
+	if r.status != http.StatusCreated {
+		s.t.Fatalf("create merchant: %d %s", r.status, r.body)
+	}
+	var out struct{ Merchant createdMerchant }
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		s.t.Fatal(err)
+	}
+	return out.Merchant
+}
+
+// confirmPayment publishes payment.confirmed for the merchant as the payment services do.
+func (s *merchantStack) confirmPayment(company company, env, merchantID, wallet, amount string) string {
+	s.t.Helper()
+	paymentID := uuid.NewString()
+	msg := &paymentv1.PaymentConfirmed{Meta: &commonv1.EventMeta{EventId: uuid.NewString(),
+		OccurredAt: timestamppb.Now(), CompanyId: company.ID, Environment: env}, PaymentId: paymentID,
+		MerchantId: merchantID, MerchantWallet: wallet, CustomerWallet: "0xcustomer", Amount: amount,
+		TxHash: "0x" + strings.ReplaceAll(paymentID, "-", ""), Status: "CONFIRMED",
+		ConfirmedAt: time.Now().UTC().Format(time.RFC3339)}
+	s.publish(msg)
+	return paymentID
+}
+
+func (s *merchantStack) publish(msg proto.Message) {
+	s.t.Helper()
+	subject, err := events.SubjectFor(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	data, err := events.Marshal(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	m := nats.NewMsg(subject)
+	m.Data = data
+	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
+	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// merchantJSONKeys returns the keys of a JSON object, sorted.
+func merchantJSONKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func merchantBody(s string) io.Reader { return strings.NewReader(s) }

@@ -1,0 +1,146 @@
+package ports_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service"
+	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
+	paymentservice "github.com/payplat/platform/services/payment-projection/service"
+)
+
+// paymentStack is the real gateway (service.New, on a loopback port) and the real
+// payment-projection service (svctest) on one database and one NATS JetStream server. The
+// database also holds the merchant service's read tables, where tests put merchants.
+type paymentStack struct {
+	*gateway
+	js jetstream.JetStream
+	db *pgxpool.Pool
+}
+
+func newPaymentStack(t *testing.T) *paymentStack {
+	t.Helper()
+	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
+	natsURL := testkit.NATS(t)
+	svctest.StartOn(t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100}),
+		dsn, natsURL)
+
+	admin := randomToken()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
+		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	})
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, url: gw.URL(), adminToken: admin, logs: &syncBuffer{}}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
+			return errors.New(string(r.body))
+		}
+		return nil
+	})
+	return &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}
+}
+
+// payCall sends a request with an API key.
+func (s *paymentStack) payCall(key, method, path, body string, headers ...string) response {
+	s.t.Helper()
+	h := map[string]string{"x-api-key": key}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	return s.do(request{method: method, path: path, body: r, headers: h})
+}
+
+// payMerchant inserts a merchant into the merchant service's read table, as the merchant
+// service would after creating it.
+func (s *paymentStack) payMerchant(c company, env, name, status string) string {
+	s.t.Helper()
+	id := uuid.NewString()
+	_, err := s.db.Exec(context.Background(), `INSERT INTO merchant.merchants (id, company_id, environment, name,
+        email, wallet_address, wallet_user_id, status, version, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, now(), now())`, id, c.ID, env, name,
+		strings.ToLower(strings.ReplaceAll(name, " ", "."))+"@example.com",
+		"0x"+strings.Repeat("ab", 20), uuid.NewString(), status)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return id
+}
+
+// payStreamCount returns how many messages the PAYMENTS stream holds.
+func (s *paymentStack) payStreamCount() uint64 {
+	s.t.Helper()
+	st, err := s.js.Stream(context.Background(), "PAYMENTS")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// payList is a decoded GET /payments answer.
+type payList struct {
+	Payments []struct {
+		PaymentID string `json:"payment_id"`
+		Status    string `json:"status"`
+		Amount    string `json:"amount"`
+		Currency  string `json:"currency"`
+		Merchant  struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"merchant"`
+		TxHash      *string `json:"tx_hash"`
+		CreatedAt   string  `json:"created_at"`
+		ExpiresAt   *string `json:"expires_at"`
+		ConfirmedAt *string `json:"confirmed_at"`
+	} `json:"payments"`
+	Pagination struct {
+		Limit   int  `json:"limit"`
+		HasMore bool `json:"has_more"`
+	} `json:"pagination"`
+}

@@ -1,0 +1,206 @@
+package ports
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// PoolService is what the pool routes need: the pool service's read tables and its commands.
+type PoolService interface {
+	Balance(ctx context.Context, company uuid.UUID, env domain.Environment) (domain.PoolBalance, error)
+	Transactions(ctx context.Context, company uuid.UUID, env domain.Environment,
+		f domain.PoolTransactionFilter) (domain.PoolTransactionPage, error)
+	UpdateSettings(ctx context.Context, company uuid.UUID, env domain.Environment, u domain.PoolSettingsUpdate,
+		requestID string) (domain.PoolBalance, error)
+	SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment, amount string,
+		requestID string) (domain.PoolDeposit, error)
+}
+
+// Page size bounds of the pool transactions list (SPEC §4.6, §8).
+const (
+	poolDefaultLimit = 50
+	poolMaxLimit     = 100
+)
+
+// poolRoutes registers the pool endpoints (SPEC §4.5, §4.6, DESIGN §5). The principal's key
+// fixes company and environment: nothing of another pool is reachable.
+func (s *Server) poolRoutes(p PoolService) {
+	if p == nil {
+		return
+	}
+	h := poolHandlers{s: s, pool: p}
+	secret := RequireKey(domain.Secret)
+	secretOrPublishable := RequireKey(domain.Secret, domain.Publishable)
+	for _, prefix := range []string{"/api/v1/management/pool", "/api/v1/dashboard/pool"} {
+		s.HandleFunc(http.MethodGet, prefix+"/balance", h.balance, secret)
+		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable)
+	}
+	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/pool/settings", h.updateSettings, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", h.simulateDeposit, secret)
+}
+
+type poolHandlers struct {
+	s    *Server
+	pool PoolService
+}
+
+// balance serves GET /pool/balance: SPEC §2.5.
+func (h poolHandlers) balance(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	b, err := h.pool.Balance(r.Context(), p.CompanyID, p.Environment)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+type poolPagination struct {
+	Total   int64 `json:"total"`
+	Limit   int   `json:"limit"`
+	Offset  int64 `json:"offset"`
+	HasMore bool  `json:"has_more"`
+}
+
+type poolTransactionsResponse struct {
+	Transactions []domain.PoolTransaction `json:"transactions"`
+	Pagination   poolPagination           `json:"pagination"`
+}
+
+// transactions serves GET /pool/transactions: SPEC §4.6, newest first.
+func (h poolHandlers) transactions(w http.ResponseWriter, r *http.Request) {
+	f, err := parsePoolFilter(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	page, err := h.pool.Transactions(r.Context(), p.CompanyID, p.Environment, f)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, poolTransactionsResponse{
+		Transactions: page.Transactions,
+		Pagination: poolPagination{Total: page.Total, Limit: f.Limit, Offset: f.Offset,
+			HasMore: f.Offset+int64(len(page.Transactions)) < page.Total},
+	})
+}
+
+// parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0).
+func parsePoolFilter(r *http.Request) (domain.PoolTransactionFilter, error) {
+	q := r.URL.Query()
+	f := domain.PoolTransactionFilter{Limit: poolDefaultLimit}
+	if q.Has("type") {
+		f.Type = q.Get("type")
+		if !slices.Contains(domain.PoolTransactionTypes, f.Type) {
+			return f, domain.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL")
+		}
+	}
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > poolMaxLimit {
+			return f, domain.Invalid("limit", "must be a whole number from 1 to 100")
+		}
+		f.Limit = n
+	}
+	if q.Has("offset") {
+		n, err := strconv.ParseInt(q.Get("offset"), 10, 64)
+		if err != nil || n < 0 {
+			return f, domain.Invalid("offset", "must be a whole number, 0 or more")
+		}
+		f.Offset = n
+	}
+	return f, nil
+}
+
+type poolSettingsBody struct {
+	LowThreshold     *string `json:"low_threshold"`
+	AutoTopUpEnabled *bool   `json:"auto_top_up_enabled"`
+}
+
+// updateSettings serves PATCH /api/v1/dashboard/pool/settings: the fields given change, the
+// answer is the pool balance of SPEC §2.5 with the new settings.
+func (h poolHandlers) updateSettings(w http.ResponseWriter, r *http.Request) {
+	var body poolSettingsBody
+	if err := decodeJSON(r, &body); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if body.LowThreshold == nil && body.AutoTopUpEnabled == nil {
+		h.writeError(w, r, domain.Invalid("", "give low_threshold, auto_top_up_enabled or both"))
+		return
+	}
+	u := domain.PoolSettingsUpdate{AutoTopUpEnabled: body.AutoTopUpEnabled}
+	if body.LowThreshold != nil {
+		a, err := money.Parse(*body.LowThreshold)
+		if err != nil {
+			h.writeError(w, r, domain.Invalid("low_threshold",
+				`must be a USDC amount of 0 or more with at most 6 decimals, as a string ("100.00")`))
+			return
+		}
+		u.LowThreshold = &a
+	}
+	p, _ := PrincipalFrom(r.Context())
+	b, err := h.pool.UpdateSettings(r.Context(), p.CompanyID, p.Environment, u, requestID(r.Context()))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+type poolDepositBody struct {
+	Amount *string `json:"amount"`
+}
+
+// simulateDeposit serves POST /api/v1/dashboard/pool/simulate-deposit (test keys only): a
+// DEPOSIT recorded and published like a real one. It creates a pool transaction, so it
+// answers 201 (DESIGN §5) with {transaction, balance}.
+func (h poolHandlers) simulateDeposit(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	if p.Environment != domain.Test {
+		h.writeError(w, r, domain.ErrPoolTestModeOnly)
+		return
+	}
+	var body poolDepositBody
+	if err := decodeJSON(r, &body); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if body.Amount == nil {
+		h.writeError(w, r, domain.Invalid("amount", "is required"))
+		return
+	}
+	if a, err := money.Parse(*body.Amount); err != nil || !a.IsPositive() {
+		h.writeError(w, r, domain.Invalid("amount",
+			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`))
+		return
+	}
+	d, err := h.pool.SimulateDeposit(r.Context(), p.CompanyID, p.Environment, *body.Amount, commandID(r))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, d)
+}
+
+// commandID identifies a command for the pool service's own de-duplication: from the
+// Idempotency-Key when there is one (a retry after a lost reply records nothing new, even when
+// the first attempt's outcome was never stored), else the request id.
+func commandID(r *http.Request) string {
+	if k := r.Header.Get("Idempotency-Key"); k != "" {
+		sum := sha256.Sum256([]byte(callerScope(r.Context()) + "\x00" + k))
+		return "idem-" + hex.EncodeToString(sum[:16])
+	}
+	return requestID(r.Context())
+}

@@ -1,0 +1,123 @@
+package ports_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/pkg/testkit"
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service"
+	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+	poolservice "github.com/payplat/platform/services/pool/service"
+)
+
+// poolStack is the real gateway (service.New, served on a loopback port) and the real pool
+// service (svctest) on one database and one NATS JetStream server. The database also holds
+// the merchant service's read tables, where the pool finds merchant names.
+type poolStack struct {
+	*gateway
+	js jetstream.JetStream
+	db *pgxpool.Pool
+}
+
+func newPoolStack(t *testing.T) *poolStack {
+	t.Helper()
+	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set())
+	natsURL := testkit.NATS(t)
+	svctest.StartOn(t, poolservice.Options(), dsn, natsURL)
+
+	admin := randomToken()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
+		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	})
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, url: gw.URL(), adminToken: admin, logs: &syncBuffer{}}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
+			return errors.New(string(r.body))
+		}
+		return nil
+	})
+	return &poolStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}
+}
+
+// call sends a request with an API key.
+func (s *poolStack) call(key, method, path, body string, headers ...string) response {
+	s.t.Helper()
+	h := map[string]string{"x-api-key": key}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	return s.do(request{method: method, path: path, body: r, headers: h})
+}
+
+// publishFact publishes an event the way an internal team does: protobuf on its subject, with
+// Nats-Msg-Id = event id.
+func (s *poolStack) publishFact(msg proto.Message) {
+	s.t.Helper()
+	subject, err := events.SubjectFor(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	data, err := events.Marshal(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: data}
+	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
+	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
+	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func factMeta(companyID, env string) *commonv1.EventMeta {
+	return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(), CompanyId: companyID,
+		Environment: env}
+}
+
+func rfc3339Now() string { return time.Now().UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,148 @@
+package ports
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// WebhookService is what the webhook endpoints need: the delivery log read from the
+// webhook-dispatcher's tables, and its commands over NATS.
+type WebhookService interface {
+	Logs(ctx context.Context, p domain.Principal, f domain.WebhookLogFilter) ([]domain.WebhookLogEntry, error)
+	Configure(ctx context.Context, p domain.Principal, c domain.WebhookConfigChange) (domain.WebhookConfig, error)
+	Retry(ctx context.Context, p domain.Principal, logID uuid.UUID) (domain.WebhookLogEntry, error)
+	RunCron(ctx context.Context) (domain.WebhookCronResult, error)
+}
+
+// Page size of the delivery log (SPEC 4.8, 8).
+const (
+	defaultWebhookLogLimit = 50
+	maxWebhookLogLimit     = 100
+)
+
+// webhookRoutes registers the webhook endpoints (SPEC 4.8, DESIGN §5).
+func (s *Server) webhookRoutes(hooks WebhookService) {
+	if hooks == nil {
+		return
+	}
+	h := webhookHandlers{s: s, hooks: hooks}
+	secret := RequireKey(domain.Secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", h.logs, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/config", h.configure, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/{log_id}/retry", h.retry, secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/cron/webhooks/retry", h.cron, CronSecret)
+}
+
+type webhookHandlers struct {
+	s     *Server
+	hooks WebhookService
+}
+
+// logs serves GET /api/v1/dashboard/webhooks/logs?status=&event_type=&limit=.
+func (h webhookHandlers) logs(w http.ResponseWriter, r *http.Request) {
+	f, err := webhookLogFilter(r)
+	if err != nil {
+		h.s.writeWebhookError(w, r, err)
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	logs, err := h.hooks.Logs(r.Context(), p, f)
+	if err != nil {
+		h.s.writeWebhookError(w, r, err)
+		return
+	}
+	if logs == nil {
+		logs = []domain.WebhookLogEntry{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Logs []domain.WebhookLogEntry `json:"logs"`
+	}{logs})
+}
+
+func webhookLogFilter(r *http.Request) (domain.WebhookLogFilter, error) {
+	q := r.URL.Query()
+	f := domain.WebhookLogFilter{Status: q.Get("status"), EventType: q.Get("event_type"), Limit: defaultWebhookLogLimit}
+	if q.Has("status") && !slices.Contains(domain.WebhookStatuses, f.Status) {
+		return f, domain.Invalid("status", "must be SUCCESS, FAILED or PENDING")
+	}
+	if q.Has("event_type") {
+		if spec, ok := events.Lookup(f.EventType); !ok || !spec.Catalogue {
+			return f, domain.Invalid("event_type", "must be a webhook event type such as payment.confirmed")
+		}
+	}
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > maxWebhookLogLimit {
+			return f, domain.Invalid("limit", fmt.Sprintf("must be an integer from 1 to %d", maxWebhookLogLimit))
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+type webhookConfigRequest struct {
+	URL        *string `json:"url"`
+	Enabled    *bool   `json:"enabled"`
+	RollSecret *bool   `json:"rollSecret"`
+}
+
+// configure serves POST /api/v1/dashboard/webhooks/config: body url (https), enabled,
+// rollSecret. The answer carries the signing secret in plain text only when it was just
+// created (rollSecret true, or the first configuration); it is never shown again.
+func (h webhookHandlers) configure(w http.ResponseWriter, r *http.Request) {
+	var req webhookConfigRequest
+	if err := decodeJSON(r, &req); err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	cfg, err := h.hooks.Configure(r.Context(), p, domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
+		RollSecret: req.RollSecret != nil && *req.RollSecret})
+	if err != nil {
+		h.s.writeWebhookError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+// retry serves POST /api/v1/dashboard/webhooks/{log_id}/retry: an attempt now, whatever the
+// schedule, answered with the updated log entry. Another company's (or environment's) id, and
+// a malformed one, are 404.
+func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(mux.Vars(r)["log_id"])
+	if err != nil {
+		h.s.writeError(w, r, domain.ErrNotFound)
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	entry, err := h.hooks.Retry(r.Context(), p, id)
+	if err != nil {
+		h.s.writeWebhookError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, entry)
+}
+
+// cron serves GET /api/v1/cron/webhooks/retry: one run of the due retries (at most 20).
+func (h webhookHandlers) cron(w http.ResponseWriter, r *http.Request) {
+	res, err := h.hooks.RunCron(r.Context())
+	if err != nil {
+		h.s.writeWebhookError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Message string `json:"message"`
+		domain.WebhookCronResult
+	}{fmt.Sprintf("processed %d webhook retries: %d successful, %d failed", res.TotalProcessed, res.Successful,
+		res.Failed), res})
+}

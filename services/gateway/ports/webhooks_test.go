@@ -1,0 +1,321 @@
+package ports_test
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/pkg/testkit"
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
+	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service"
+	whmigrations "github.com/payplat/platform/services/webhook-dispatcher/migrations"
+	whservice "github.com/payplat/platform/services/webhook-dispatcher/service"
+)
+
+// webhookStack is the real gateway (service.New on a loopback port) and the real
+// webhook-dispatcher (svctest) on one database and one JetStream server, with an HTTPS receiver
+// the dispatcher trusts.
+type webhookStack struct {
+	*gateway
+	js       jetstream.JetStream
+	receiver *httptest.Server
+	status   atomic.Int64 // what the receiver answers
+	hits     atomic.Int64
+}
+
+func newWebhookStack(t *testing.T) *webhookStack {
+	t.Helper()
+	st := &webhookStack{}
+	st.status.Store(http.StatusOK)
+	st.receiver = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		st.hits.Add(1)
+		w.WriteHeader(int(st.status.Load()))
+	}))
+	t.Cleanup(st.receiver.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(st.receiver.Certificate())
+
+	dsn := testkit.NewDatabase(t, migrations.Set(),
+		migrate.Set{Schema: whmigrations.Schema, Sources: whservice.Options(whservice.Config{}).Migrations})
+	natsURL := testkit.NATS(t)
+	whcfg, err := whservice.LoadConfigFrom(map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(make([]byte, 32)),
+		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "WEBHOOK_RETRY_SCHEDULE": "1ms", "WEBHOOK_TIMEOUT": "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svctest.StartOn(t, whservice.Options(whcfg.WithRootCAs(pool)), dsn, natsURL)
+
+	admin, cron := randomToken(), randomToken()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
+		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	})
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if st.js, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	st.gateway = &gateway{t: t, url: gw.URL(), adminToken: admin, cronSecret: cron, logs: &syncBuffer{}}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if r := st.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
+			return errors.New(string(r.body))
+		}
+		return nil
+	})
+	return st
+}
+
+// call sends a request with an API key (empty key: none) and an optional JSON body.
+func (st *webhookStack) call(key, method, path, body string) response {
+	st.t.Helper()
+	h := map[string]string{}
+	if key != "" {
+		h["x-api-key"] = key
+	}
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	return st.do(request{method: method, path: path, body: r, headers: h})
+}
+
+// publishEvent puts an event on the bus as the internal publishers do.
+func (st *webhookStack) publishEvent(msg proto.Message) {
+	st.t.Helper()
+	subject, err := events.SubjectFor(msg)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	data, err := events.Marshal(msg)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	m := nats.NewMsg(subject)
+	m.Data = data
+	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
+	if _, err := st.js.PublishMsg(context.Background(), m); err != nil {
+		st.t.Fatal(err)
+	}
+}
+
+func webhookPaymentCreated(companyID, env string) proto.Message {
+	id := uuid.NewString()
+	return &paymentv1.PaymentCreated{Meta: &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(),
+		CompanyId: companyID, Environment: env}, PaymentId: id, MerchantId: "m_1", MerchantWallet: "0xmerchant",
+		Amount: "10.00", Status: "PENDING", ExpiresAt: "2026-11-23T12:00:00Z", CreatedAt: "2026-11-23T11:45:00Z"}
+}
+
+func webhookPaymentExpired(companyID, env string) proto.Message {
+	return &paymentv1.PaymentExpired{Meta: &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(),
+		CompanyId: companyID, Environment: env}, PaymentId: uuid.NewString(), MerchantId: "m_1", Amount: "10.00",
+		Status: "EXPIRED", ExpiredAt: "2026-11-23T12:00:00Z"}
+}
+
+type webhookLogs struct {
+	Logs []map[string]any `json:"logs"`
+}
+
+func (st *webhookStack) logs(key, query string) []map[string]any {
+	st.t.Helper()
+	r := st.call(key, http.MethodGet, "/api/v1/dashboard/webhooks/logs"+query, "")
+	if r.status != http.StatusOK {
+		st.t.Fatalf("logs%s: %d %s", query, r.status, r.body)
+	}
+	var out webhookLogs
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		st.t.Fatal(err)
+	}
+	return out.Logs
+}
+
+func (st *webhookStack) waitLogs(key, query string, n int) []map[string]any {
+	st.t.Helper()
+	var logs []map[string]any
+	testkit.WaitFor(st.t, 30*time.Second, 20*time.Millisecond, func() error {
+		logs = st.logs(key, query)
+		if len(logs) != n {
+			return errors.New("log entries not there yet")
+		}
+		for _, l := range logs {
+			if l["attempts"].(float64) < 1 {
+				return errors.New("first attempt not recorded yet")
+			}
+		}
+		return nil
+	})
+	return logs
+}
+
+func TestWebhookConfigSecretRollAndValidation(t *testing.T) {
+	st := newWebhookStack(t)
+	c := st.createCompany("Hooks Ltd")
+	sk := c.Keys["sk_test"]
+	path := "/api/v1/dashboard/webhooks/config"
+	assertError(t, st.call("", http.MethodPost, path, `{"rollSecret":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, st.call(c.Keys["pk_test"], http.MethodPost, path, `{"rollSecret":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
+
+	r := st.call(sk, http.MethodPost, path, `{"url":`+quote(st.receiver.URL+"/hooks")+`}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("config: %d %s", r.status, r.body)
+	}
+	first := r.json(t)
+	if s, _ := first["secret"].(string); !strings.HasPrefix(s, "whsec_") || first["enabled"] != true ||
+		first["url"] != st.receiver.URL+"/hooks" {
+		t.Fatalf("first config %s", r.body)
+	}
+	again := st.call(sk, http.MethodPost, path, `{"enabled":true}`).json(t)
+	if _, shown := again["secret"]; shown {
+		t.Fatalf("the secret was shown again: %v", again)
+	}
+	rolled := st.call(sk, http.MethodPost, path, `{"rollSecret":true}`).json(t)
+	if s, _ := rolled["secret"].(string); !strings.HasPrefix(s, "whsec_") || s == first["secret"] {
+		t.Fatalf("roll %v", rolled)
+	}
+	assertError(t, st.call(sk, http.MethodPost, path, `{"url":"ftp://example.com"}`), http.StatusBadRequest,
+		"VALIDATION_ERROR", "url")
+	assertError(t, st.call(sk, http.MethodPost, path, `{"rollSecret":"yes"}`), http.StatusBadRequest,
+		"VALIDATION_ERROR", "rollSecret")
+	assertError(t, st.call(sk, http.MethodPost, path, `{"secret":"mine"}`), http.StatusBadRequest,
+		"VALIDATION_ERROR", "secret")
+}
+
+func TestWebhookLogsFiltersManualRetryAndCron(t *testing.T) {
+	st := newWebhookStack(t)
+	c := st.createCompany("Hooks Ltd")
+	other := st.createCompany("Other Ltd")
+	sk := c.Keys["sk_test"]
+	if r := st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/config",
+		`{"url":`+quote(st.receiver.URL)+`}`); r.status != http.StatusOK {
+		t.Fatalf("config: %d %s", r.status, r.body)
+	}
+
+	st.status.Store(http.StatusInternalServerError)
+	st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+	failed := st.waitLogs(sk, "", 1)[0]
+	st.status.Store(http.StatusOK)
+	st.publishEvent(webhookPaymentExpired(c.ID, "test"))
+	st.publishEvent(webhookPaymentExpired(c.ID, "live")) // the live environment has no endpoint
+	logs := st.waitLogs(sk, "", 2)
+	if logs[0]["event_type"] != "payment.expired" || logs[1]["id"] != failed["id"] {
+		t.Fatalf("not newest first: %v", logs)
+	}
+	for _, field := range []string{"id", "event_type", "status", "attempts", "last_attempt_at", "next_retry_at",
+		"response_status", "response_body", "error_message"} {
+		if _, ok := failed[field]; !ok {
+			t.Fatalf("entry without %s: %v", field, failed)
+		}
+	}
+	if failed["status"] != "FAILED" || failed["response_status"] != float64(500) || failed["next_retry_at"] == nil ||
+		failed["error_message"] == nil || logs[0]["status"] != "SUCCESS" || logs[0]["error_message"] != nil {
+		t.Fatalf("entries %v", logs)
+	}
+	for query, want := range map[string]int{"?status=FAILED": 1, "?status=SUCCESS": 1, "?status=PENDING": 0,
+		"?event_type=payment.created": 1, "?event_type=payment.confirmed": 0, "?limit=1": 1, "?limit=100": 2} {
+		if got := st.logs(sk, query); len(got) != want {
+			t.Errorf("logs%s: %d entries, want %d", query, len(got), want)
+		}
+	}
+	for _, q := range []string{"?limit=0", "?limit=101", "?limit=abc", "?status=DONE", "?event_type=pool.debited"} {
+		assertError(t, st.call(sk, http.MethodGet, "/api/v1/dashboard/webhooks/logs"+q, ""), http.StatusBadRequest,
+			"VALIDATION_ERROR", strings.SplitN(strings.TrimPrefix(q, "?"), "=", 2)[0])
+	}
+	if got := st.logs(c.Keys["sk_live"], ""); len(got) != 0 {
+		t.Fatalf("live key sees %d test entries", len(got))
+	}
+	if got := st.logs(other.Keys["sk_test"], ""); len(got) != 0 {
+		t.Fatalf("another company sees %d entries", len(got))
+	}
+
+	// Manual retry: 404 for another company's or environment's id and for a malformed one.
+	retry := "/api/v1/dashboard/webhooks/" + failed["id"].(string) + "/retry"
+	assertError(t, st.call(other.Keys["sk_test"], http.MethodPost, retry, ""), http.StatusNotFound, "NOT_FOUND")
+	assertError(t, st.call(c.Keys["sk_live"], http.MethodPost, retry, ""), http.StatusNotFound, "NOT_FOUND")
+	assertError(t, st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/nope/retry", ""), http.StatusNotFound, "NOT_FOUND")
+	assertError(t, st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/"+uuid.NewString()+"/retry", ""),
+		http.StatusNotFound, "NOT_FOUND")
+	hits := st.hits.Load()
+	r := st.call(sk, http.MethodPost, retry, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("manual retry: %d %s", r.status, r.body)
+	}
+	entry := r.json(t)
+	if entry["id"] != failed["id"] || entry["status"] != "SUCCESS" || entry["attempts"] != float64(2) ||
+		entry["next_retry_at"] != nil || st.hits.Load() != hits+1 {
+		t.Fatalf("manual retry entry %s", r.body)
+	}
+
+	// Cron: 401 without the secret; processes what is due.
+	cron := "/api/v1/cron/webhooks/retry"
+	assertError(t, st.do(request{method: http.MethodGet, path: cron}), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, st.do(request{method: http.MethodGet, path: cron, headers: map[string]string{
+		"Authorization": "Bearer wrong"}}), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, st.call(sk, http.MethodGet, cron, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	st.status.Store(http.StatusBadGateway)
+	st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if len(st.logs(sk, "?status=FAILED")) != 1 {
+			return errors.New("no failed delivery yet")
+		}
+		return nil
+	})
+	st.status.Store(http.StatusOK)
+	var res map[string]any
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		r := st.do(request{method: http.MethodGet, path: cron, headers: map[string]string{
+			"Authorization": "Bearer " + st.cronSecret}})
+		if r.status != http.StatusOK {
+			t.Fatalf("cron: %d %s", r.status, r.body)
+		}
+		res = r.json(t)
+		if res["total_processed"] == float64(0) {
+			return errors.New("nothing due yet")
+		}
+		return nil
+	})
+	if res["total_processed"] != float64(1) || res["successful"] != float64(1) || res["failed"] != float64(0) ||
+		res["message"] == "" {
+		t.Fatalf("cron answer %v", res)
+	}
+	if got := st.logs(sk, "?status=FAILED"); len(got) != 0 {
+		t.Fatalf("still failed after the cron run: %v", got)
+	}
+}
