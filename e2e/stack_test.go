@@ -1,0 +1,289 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/devstack"
+)
+
+// binDir holds the service binaries built once for the whole run.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "payplat-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := 1
+	if err := buildServices(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building the service binaries:", err)
+	} else {
+		code = testkit.Main(m)
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildServices builds the five service binaries into dir, as `make build` does.
+func buildServices(dir string) error {
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, s := range devstack.Services {
+		args = append(args, "./services/"+s+"/cmd/"+s)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, b)
+	}
+	return nil
+}
+
+// syncBuffer collects the stack's output for failure reports.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// stack is the whole platform running as separate processes.
+type stack struct {
+	t     *testing.T
+	url   string
+	creds devstack.Credentials
+	out   *syncBuffer
+	nc    *nats.Conn
+	js    jetstream.JetStream
+}
+
+// freePorts returns n consecutive free TCP ports on 127.0.0.1.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		ok := true
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok && base+n < 65535 {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// newStack starts the platform on a fresh database and JetStream server, with extra
+// environment for the services, and stops it when the test ends.
+func newStack(t *testing.T, extraEnv ...string) *stack {
+	t.Helper()
+	dsn := testkit.NewDatabase(t)
+	natsURL := testkit.NATS(t)
+	cfg, err := devstack.LoadConfig(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := freePorts(t, 5)
+	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
+	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
+	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)
+	cfg.HealthPortBase = base + 1
+	cfg.CronInterval = 0
+	cfg.LogLevel = "warn"
+	cfg.ExtraEnv = extraEnv
+	s := &stack{t: t, url: cfg.GatewayURL(), out: &syncBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- devstack.Run(ctx, cfg, s.out) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("stack stopped with an error: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("stack output:\n%s", s.out.String())
+		}
+	})
+	credsPath := filepath.Join(cfg.DataDir, devstack.CredentialsFile)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if c, err := devstack.ReadCredentials(credsPath); err == nil && c.Keys != nil {
+			s.creds = c
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("stack did not start: %v\n%s", err, s.out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stack not ready after 3 minutes:\n%s", s.out.String())
+		}
+	}
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s.nc = nc
+	if s.js, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// response is an HTTP answer with its JSON body decoded.
+type response struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.raw) }
+
+// errorCode is the error body's code (DESIGN §5).
+func (r response) errorCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// call sends a request with the given API key (x-api-key) or, for "Bearer ..." values, an
+// Authorization header; body is marshalled as JSON unless nil.
+func (s *stack) call(method, path, auth string, body any, headers ...string) response {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, s.url+path, rd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	switch {
+	case strings.HasPrefix(auth, "Bearer "):
+		req.Header.Set("Authorization", auth)
+	case auth != "":
+		req.Header.Set("x-api-key", auth)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// must fails the test unless the response has the status.
+func (s *stack) must(r response, status int) response {
+	s.t.Helper()
+	if r.status != status {
+		s.t.Fatalf("got %s, want %d", r, status)
+	}
+	return r
+}
+
+// company is a company created through the admin API, with its four keys.
+type company struct {
+	id   string
+	keys map[string]string
+}
+
+func (s *stack) newCompany(name string) company {
+	s.t.Helper()
+	r := s.must(s.call(http.MethodPost, "/api/v1/admin/companies", "Bearer "+s.creds.AdminToken,
+		map[string]any{"name": name}), http.StatusCreated)
+	c := company{keys: map[string]string{}}
+	c.id, _ = r.body["company"].(map[string]any)["id"].(string)
+	for k, v := range r.body["keys"].(map[string]any) {
+		c.keys[k], _ = v.(string)
+	}
+	return c
+}
+
+// publish puts an event on the bus the way an internal team does: protobuf, with its subject
+// and Nats-Msg-Id = event id.
+func (s *stack) publish(msg proto.Message) {
+	s.t.Helper()
+	subject, err := events.SubjectFor(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	data, err := events.Marshal(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	m := nats.NewMsg(subject)
+	m.Data = data
+	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
+	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
+	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// eventually retries check until it passes or a minute has gone.
+func eventually(t *testing.T, check func() error) {
+	t.Helper()
+	testkit.WaitFor(t, time.Minute, 50*time.Millisecond, check)
+}
