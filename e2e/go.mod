@@ -3,8 +3,10 @@ module github.com/payplat/platform/e2e
 go 1.26.0
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/payplat/platform/pkg v0.0.0
+	github.com/payplat/platform/proto-events v0.0.0
 	github.com/payplat/platform/services/devstack v0.0.0
 	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
 )
@@ -24,7 +26,6 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
-	github.com/payplat/platform/proto-events v0.0.0 // indirect
 	github.com/pressly/goose/v3 v3.29.0 // indirect
 	github.com/sethvargo/go-retry v0.5.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

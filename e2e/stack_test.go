@@ -265,6 +265,13 @@ func (s *stack) newCompany(name string) company {
 // and Nats-Msg-Id = event id.
 func (s *stack) publish(msg proto.Message) {
 	s.t.Helper()
+	s.publishAs(msg, events.Meta(msg).GetEventId())
+}
+
+// publishAs publishes msg with the Nats-Msg-Id msgID: a publisher's retry after the stream's
+// duplicate window (or with a fresh message id) looks like this.
+func (s *stack) publishAs(msg proto.Message, msgID string) {
+	s.t.Helper()
 	subject, err := events.SubjectFor(msg)
 	if err != nil {
 		s.t.Fatal(err)
@@ -276,7 +283,7 @@ func (s *stack) publish(msg proto.Message) {
 	m := nats.NewMsg(subject)
 	m.Data = data
 	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
+	m.Header.Set(nats.MsgIdHdr, msgID)
 	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
 		s.t.Fatal(err)
 	}
