@@ -47,9 +47,9 @@ func BenchmarkPoolReads(b *testing.B) {
          SELECT gen_random_uuid(), $1, 'test', n, 'DEBIT', -1000000, 2000000000000 - (n - 1) * 1000000,
             2000000000000 - n * 1000000, 'CONFIRMED', '0xhash' || n, 'Payment p-' || n || ' to Corner Cafe',
             'p-' || n, 1000000, 'm-1', 'Corner Cafe', now(), now()
-         FROM generate_series(1, 1000000) AS n`,
+         FROM generate_series(1::bigint, 1000000::bigint) AS n`,
 		`INSERT INTO balances (company_id, environment, balance, low_threshold, version, movement_count, debit_count)
-         VALUES ($1, 'test', 2000000000000 - 1000000 * 1000000, 100000000, 1000000, 1000000, 1000000)`,
+         VALUES ($1, 'test', 1000000000000, 100000000, 1000000, 1000000, 1000000)`,
 		`ANALYZE movements`,
 	} {
 		args := []any{company}

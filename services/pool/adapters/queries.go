@@ -1,0 +1,132 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/money"
+
+	"github.com/payplat/platform/services/pool/domain"
+)
+
+// BalanceView is the pool balance of SPEC §2.5.
+type BalanceView struct {
+	Balance              money.Amount `json:"balance"`
+	Currency             string       `json:"currency"`
+	LowThreshold         money.Amount `json:"low_threshold"`
+	IsLow                bool         `json:"is_low"`
+	RemainingBeforeAlert money.Amount `json:"remaining_before_alert"`
+	AutoTopUpEnabled     bool         `json:"auto_top_up_enabled"`
+}
+
+// NewBalanceView computes the view of a balance and its settings.
+func NewBalanceView(balance money.Amount, s domain.Settings) BalanceView {
+	v := BalanceView{Balance: balance, Currency: currencyUSDC, LowThreshold: s.LowThreshold,
+		IsLow: balance.Cmp(s.LowThreshold) < 0, AutoTopUpEnabled: s.AutoTopUpEnabled}
+	if rem, err := balance.Sub(s.LowThreshold); err == nil && rem.IsPositive() {
+		v.RemainingBeforeAlert = rem
+	}
+	return v
+}
+
+// PaymentView is the payment reference of a DEBIT or CREDIT.
+type PaymentView struct {
+	PaymentID    string       `json:"payment_id"`
+	Amount       money.Amount `json:"amount"`
+	MerchantName string       `json:"merchant_name"`
+}
+
+// TransactionView is a pool transaction of SPEC §2.6.
+type TransactionView struct {
+	ID            uuid.UUID    `json:"id"`
+	Type          string       `json:"type"`
+	Amount        money.Amount `json:"amount"`
+	BalanceBefore money.Amount `json:"balance_before"`
+	BalanceAfter  money.Amount `json:"balance_after"`
+	Status        string       `json:"status"`
+	TxHash        string       `json:"tx_hash"`
+	Description   string       `json:"description"`
+	Payment       *PaymentView `json:"payment,omitempty"`
+	CreatedAt     time.Time    `json:"created_at"`
+	ConfirmedAt   *time.Time   `json:"confirmed_at"`
+	// Seq numbers the movements of the pool from 1 in chain order (not part of the API).
+	Seq int64 `json:"-"`
+}
+
+// Balance reads the balance view of a pool; a pool without events has balance 0.00 and the
+// default settings.
+func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (BalanceView, error) {
+	var balance, threshold int64
+	var auto bool
+	err := q.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled FROM balances
+        WHERE company_id = $1 AND environment = $2`, id.CompanyID, id.Environment).Scan(&balance, &threshold, &auto)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NewBalanceView(money.Amount{}, domain.DefaultSettings()), nil
+	}
+	if err != nil {
+		return BalanceView{}, fmt.Errorf("reading balance of %s: %w", id.StreamID(), err)
+	}
+	return NewBalanceView(money.FromMicros(balance),
+		domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: auto}), nil
+}
+
+const transactionColumns = `id, seq, type, amount, balance_before, balance_after, status, tx_hash, description,
+    payment_id, payment_amount, merchant_name, created_at, confirmed_at`
+
+// Transactions reads every movement of a pool in chain order (oldest first).
+func Transactions(ctx context.Context, q eventstore.Querier, id domain.ID) ([]TransactionView, error) {
+	rows, err := q.Query(ctx, `SELECT `+transactionColumns+` FROM movements
+        WHERE company_id = $1 AND environment = $2 ORDER BY seq`, id.CompanyID, id.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("reading movements of %s: %w", id.StreamID(), err)
+	}
+	return pgx.CollectRows(rows, scanTransaction)
+}
+
+// Transaction reads one movement of a pool.
+func Transaction(ctx context.Context, q eventstore.Querier, id domain.ID, movementID uuid.UUID) (TransactionView, error) {
+	rows, err := q.Query(ctx, `SELECT `+transactionColumns+` FROM movements
+        WHERE company_id = $1 AND environment = $2 AND id = $3`, id.CompanyID, id.Environment, movementID)
+	if err != nil {
+		return TransactionView{}, fmt.Errorf("reading movement %s: %w", movementID, err)
+	}
+	return pgx.CollectExactlyOneRow(rows, scanTransaction)
+}
+
+func scanTransaction(row pgx.CollectableRow) (TransactionView, error) {
+	var (
+		t                       TransactionView
+		amount, before, after   int64
+		paymentID, merchantName *string
+		paymentAmount           *int64
+		confirmedAt             *time.Time
+	)
+	err := row.Scan(&t.ID, &t.Seq, &t.Type, &amount, &before, &after, &t.Status, &t.TxHash, &t.Description,
+		&paymentID, &paymentAmount, &merchantName, &t.CreatedAt, &confirmedAt)
+	if err != nil {
+		return t, err
+	}
+	t.Amount, t.BalanceBefore, t.BalanceAfter = money.FromMicros(amount), money.FromMicros(before), money.FromMicros(after)
+	if paymentID != nil {
+		p := &PaymentView{PaymentID: *paymentID}
+		if paymentAmount != nil {
+			p.Amount = money.FromMicros(*paymentAmount)
+		}
+		if merchantName != nil {
+			p.MerchantName = *merchantName
+		}
+		t.Payment = p
+	}
+	if confirmedAt != nil {
+		c := confirmedAt.UTC()
+		t.ConfirmedAt = &c
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	return t, nil
+}

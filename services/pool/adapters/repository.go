@@ -1,0 +1,290 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/money"
+
+	"github.com/payplat/platform/services/pool/domain"
+)
+
+// Repository loads pools and saves their changes: the events appended to the event store with
+// the version the pool was loaded at, and the read tables (balances, movements,
+// movement_keys) updated in the same transaction.
+//
+// Writers of one pool are serialised by a row lock on its balances row, taken before the pool
+// is read, so concurrent writers (several instances, the command and the consumers) queue
+// instead of failing with a version conflict; the expected version of the append still
+// guards the chain against any writer that would bypass the lock.
+type Repository struct {
+	db        *pgxpool.Pool
+	store     *eventstore.Store
+	merchants *MerchantDirectory
+	now       func() time.Time
+}
+
+// NewRepository returns the repository on db (search_path pool).
+func NewRepository(db *pgxpool.Pool) *Repository {
+	return &Repository{db: db, store: eventstore.New(db), merchants: NewMerchantDirectory(), now: time.Now}
+}
+
+// DB returns the repository's pool.
+func (r *Repository) DB() *pgxpool.Pool { return r.db }
+
+// loaded is a pool locked for the transaction, with the read-table counters save continues.
+type loaded struct {
+	pool          *domain.Pool
+	movementCount int64
+}
+
+// lock takes the row lock of the pool's snapshot (creating the row on the pool's first write)
+// and rebuilds the pool from it.
+func (r *Repository) lock(ctx context.Context, tx pgx.Tx, id domain.ID) (*loaded, error) {
+	l, err := r.selectForUpdate(ctx, tx, id)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return l, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO balances (company_id, environment, low_threshold)
+        VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, id.CompanyID, id.Environment,
+		domain.DefaultLowThreshold.Micros()); err != nil {
+		return nil, fmt.Errorf("creating pool %s: %w", id.StreamID(), err)
+	}
+	return r.selectForUpdate(ctx, tx, id)
+}
+
+func (r *Repository) selectForUpdate(ctx context.Context, tx pgx.Tx, id domain.ID) (*loaded, error) {
+	var (
+		balance, threshold, version, count int64
+		autoTopUp                          bool
+	)
+	err := tx.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled, version, movement_count
+        FROM balances WHERE company_id = $1 AND environment = $2 FOR UPDATE`, id.CompanyID, id.Environment).
+		Scan(&balance, &threshold, &autoTopUp, &version, &count)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("loading pool %s: %w", id.StreamID(), err)
+	}
+	settings := domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: autoTopUp}
+	return &loaded{pool: domain.Restore(id, money.FromMicros(balance), settings, version), movementCount: count}, nil
+}
+
+// Update runs fn on the pool of id and saves what it changed, in one transaction of its own.
+func (r *Repository) Update(ctx context.Context, id domain.ID, fn func(p *domain.Pool) error) error {
+	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error { return r.UpdateTx(ctx, tx, id, fn) })
+}
+
+// UpdateTx is Update within the caller's transaction.
+func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn func(p *domain.Pool) error) error {
+	l, err := r.lock(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if err := fn(l.pool); err != nil {
+		return err
+	}
+	return r.save(ctx, tx, l)
+}
+
+// Recorded is the outcome of RecordFacts.
+type Recorded struct {
+	// Movements are the movements recorded, in the order of the facts.
+	Movements []*domain.Movement
+	// Duplicates are the keys of the facts the pool had already recorded, with the id of the
+	// movement recorded for each.
+	Duplicates map[string]uuid.UUID
+}
+
+// RecordFacts records, on the pool of id and within tx, each fact whose key the pool has not
+// recorded before, in order, as one append with one expected version. The keys are stored in
+// the same transaction, so a redelivered or repeated fact records nothing, whatever crashes
+// happen in between.
+func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (Recorded, error) {
+	out := Recorded{Duplicates: map[string]uuid.UUID{}}
+	l, err := r.lock(ctx, tx, id)
+	if err != nil {
+		return out, err
+	}
+	ids := make([]uuid.UUID, len(facts))
+	for i := range facts {
+		ids[i] = uuid.New()
+	}
+	fresh, err := r.claimKeys(ctx, tx, id, facts, ids)
+	if err != nil {
+		return out, err
+	}
+	if err := r.merchants.fillNames(ctx, tx, facts, fresh); err != nil {
+		return out, err
+	}
+	now := r.now().UTC()
+	for i, f := range facts {
+		if !fresh[i] {
+			continue
+		}
+		m, err := l.pool.Record(f, ids[i], now)
+		if err != nil {
+			return out, fmt.Errorf("recording %s %s: %w", f.Type, f.Key, err)
+		}
+		out.Movements = append(out.Movements, m)
+	}
+	if len(out.Movements) < len(facts) {
+		if out.Duplicates, err = r.existingKeys(ctx, tx, id, facts, fresh); err != nil {
+			return out, err
+		}
+	}
+	return out, r.save(ctx, tx, l)
+}
+
+// claimKeys inserts the facts' keys and reports which facts are new: not recorded before and
+// not repeating an earlier fact of the batch.
+func (r *Repository) claimKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, ids []uuid.UUID) ([]bool, error) {
+	keys := make([]string, 0, len(facts))
+	movementIDs := make([]uuid.UUID, 0, len(facts))
+	first := make(map[string]int, len(facts))
+	for i, f := range facts {
+		if _, dup := first[f.Key]; dup {
+			continue
+		}
+		first[f.Key] = i
+		keys = append(keys, f.Key)
+		movementIDs = append(movementIDs, ids[i])
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO movement_keys (company_id, environment, key, movement_id)
+        SELECT $1, $2, k, m FROM unnest($3::text[], $4::uuid[]) AS t(k, m)
+        ON CONFLICT DO NOTHING RETURNING key`, id.CompanyID, id.Environment, keys, movementIDs)
+	if err != nil {
+		return nil, fmt.Errorf("claiming movement keys: %w", err)
+	}
+	claimed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("claiming movement keys: %w", err)
+	}
+	fresh := make([]bool, len(facts))
+	for _, k := range claimed {
+		fresh[first[k]] = true
+	}
+	return fresh, nil
+}
+
+func (r *Repository) existingKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, fresh []bool) (map[string]uuid.UUID, error) {
+	var keys []string
+	for i, f := range facts {
+		if !fresh[i] {
+			keys = append(keys, f.Key)
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT key, movement_id FROM movement_keys
+        WHERE company_id = $1 AND environment = $2 AND key = ANY($3)`, id.CompanyID, id.Environment, keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading movement keys: %w", err)
+	}
+	out := map[string]uuid.UUID{}
+	for rows.Next() {
+		var (
+			k string
+			m uuid.UUID
+		)
+		if err := rows.Scan(&k, &m); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[k] = m
+	}
+	rows.Close()
+	return out, rows.Err()
+}
+
+// save appends the pool's changes with the version it was loaded at and updates the read
+// tables to match.
+func (r *Repository) save(ctx context.Context, tx pgx.Tx, l *loaded) error {
+	p := l.pool
+	changes := p.Changes()
+	if len(changes) == 0 {
+		return nil
+	}
+	evs, err := toEvents(p.ID(), changes)
+	if err != nil {
+		return err
+	}
+	expected := p.Version() - int64(len(changes))
+	res, err := r.store.AppendTx(ctx, tx, p.ID().StreamID(), expected, evs...)
+	if err != nil {
+		return err
+	}
+	if res.Version != p.Version() {
+		return fmt.Errorf("pool %s: appended up to version %d, aggregate at %d", p.ID().StreamID(), res.Version, p.Version())
+	}
+	counts, err := r.insertMovements(ctx, tx, p.ID(), l.movementCount, changes)
+	if err != nil {
+		return err
+	}
+	s := p.Settings()
+	_, err = tx.Exec(ctx, `UPDATE balances SET balance = $3, low_threshold = $4, auto_top_up_enabled = $5,
+        version = $6, movement_count = movement_count + $7, deposit_count = deposit_count + $8,
+        debit_count = debit_count + $9, credit_count = credit_count + $10,
+        withdrawal_count = withdrawal_count + $11, updated_at = now()
+        WHERE company_id = $1 AND environment = $2`,
+		p.ID().CompanyID, p.ID().Environment, p.Balance().Micros(), s.LowThreshold.Micros(), s.AutoTopUpEnabled,
+		p.Version(), counts.total, counts.byType[domain.Deposit], counts.byType[domain.Debit],
+		counts.byType[domain.Credit], counts.byType[domain.Withdrawal])
+	if err != nil {
+		return fmt.Errorf("updating pool %s: %w", p.ID().StreamID(), err)
+	}
+	return nil
+}
+
+type movementCounts struct {
+	total  int64
+	byType map[domain.MovementType]int64
+}
+
+var movementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
+	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
+	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at"}
+
+func (r *Repository) insertMovements(ctx context.Context, tx pgx.Tx, id domain.ID, seq int64, changes []domain.Change) (movementCounts, error) {
+	counts := movementCounts{byType: map[domain.MovementType]int64{}}
+	var rows [][]any
+	for _, c := range changes {
+		m, ok := c.(*domain.Movement)
+		if !ok {
+			continue
+		}
+		seq++
+		counts.total++
+		counts.byType[m.Type]++
+		rows = append(rows, movementRow(id, seq, m))
+	}
+	if len(rows) == 0 {
+		return counts, nil
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(rows)); err != nil {
+		return counts, fmt.Errorf("inserting movements of %s: %w", id.StreamID(), err)
+	}
+	return counts, nil
+}
+
+func movementRow(id domain.ID, seq int64, m *domain.Movement) []any {
+	var paymentID, merchantID, merchantName, withdrawalID, toAddress *string
+	var paymentAmount *int64
+	if m.Payment != nil {
+		paymentID, merchantID, merchantName = &m.Payment.PaymentID, &m.Payment.MerchantID, &m.Payment.MerchantName
+		a := m.Payment.Amount.Micros()
+		paymentAmount = &a
+	}
+	if m.Type == domain.Withdrawal {
+		withdrawalID, toAddress = &m.WithdrawalID, &m.ToAddress
+	}
+	return []any{m.ID, id.CompanyID, id.Environment, seq, string(m.Type), m.Amount.Micros(),
+		m.BalanceBefore.Micros(), m.BalanceAfter.Micros(), string(m.Status), m.TxHash, m.Description,
+		paymentID, paymentAmount, merchantID, merchantName, withdrawalID, toAddress, m.CreatedAt, m.ConfirmedAt}
+}

@@ -1,0 +1,17 @@
+package domain
+
+import "errors"
+
+// Sentinel errors of the pool domain.
+var (
+	// ErrInvalidAmount reports a movement amount that is not strictly positive, or a threshold
+	// that is negative.
+	ErrInvalidAmount = errors.New("invalid amount")
+	// ErrAmountOutOfRange reports a movement that would take the balance outside the range of
+	// micro-USDC an int64 holds. No retry can fix it.
+	ErrAmountOutOfRange = errors.New("amount out of range")
+	// ErrTestModeOnly reports an operation allowed only in the test environment.
+	ErrTestModeOnly = errors.New("only available in the test environment")
+	// ErrInvalidPool reports a company id or environment that cannot name a pool.
+	ErrInvalidPool = errors.New("invalid pool id")
+)

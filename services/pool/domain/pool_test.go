@@ -1,0 +1,121 @@
+package domain_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/pool/domain"
+)
+
+var id = domain.ID{CompanyID: "c1", Environment: "test"}
+
+func fact(t domain.MovementType, amount string) domain.Fact {
+	f := domain.Fact{Type: t, Key: string(t) + amount, Amount: money.MustParse(amount)}
+	if t == domain.Debit || t == domain.Credit {
+		f.Payment = &domain.PaymentRef{PaymentID: "p", MerchantID: "m", Amount: f.Amount}
+	}
+	return f
+}
+
+func alerts(changes []domain.Change) int {
+	n := 0
+	for _, c := range changes {
+		if _, ok := c.(*domain.LowBalance); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRecordSignsAndChains(t *testing.T) {
+	p := domain.New(id)
+	now := time.Now()
+	for _, c := range []struct {
+		f             domain.Fact
+		amount, after string
+	}{
+		{fact(domain.Deposit, "100.00"), "100.00", "100.00"},
+		{fact(domain.Debit, "30.50"), "-30.50", "69.50"},
+		{fact(domain.Credit, "0.50"), "0.50", "70.00"},
+		{fact(domain.Withdrawal, "80.00"), "-80.00", "-10.00"},
+	} {
+		before := p.Balance()
+		m, err := p.Record(c.f, uuid.New(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Amount.String() != c.amount || m.BalanceAfter.String() != c.after || m.BalanceBefore != before ||
+			m.Status != domain.Confirmed || m.Description == "" {
+			t.Fatalf("%s: %+v", c.f.Type, m)
+		}
+	}
+	if p.Version() != int64(len(p.Changes())) {
+		t.Fatalf("version %d, %d changes", p.Version(), len(p.Changes()))
+	}
+}
+
+func TestRecordRejects(t *testing.T) {
+	p := domain.New(id)
+	if _, err := p.Record(domain.Fact{Type: domain.Deposit, Amount: money.Amount{}}, uuid.New(), time.Now()); !errors.Is(err, domain.ErrInvalidAmount) {
+		t.Fatalf("zero amount: %v", err)
+	}
+	huge := domain.Fact{Type: domain.Deposit, Key: "a", Amount: money.FromMicros(1 << 62)}
+	if _, err := p.Record(huge, uuid.New(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	huge.Key = "b"
+	if _, err := p.Record(huge, uuid.New(), time.Now()); !errors.Is(err, domain.ErrAmountOutOfRange) {
+		t.Fatalf("overflow: %v", err)
+	}
+}
+
+// The alert fires when the pool goes from at-or-above the threshold to below it, once.
+func TestLowBalanceCrossings(t *testing.T) {
+	p := domain.New(id) // 0.00 < 100.00: low from the start, no alert
+	steps := []struct {
+		f     domain.Fact
+		alert bool
+	}{
+		{fact(domain.Deposit, "100.00"), false}, // exactly at the threshold: not low
+		{fact(domain.Debit, "0.01"), true},
+		{fact(domain.Debit, "50.00"), false},
+		{fact(domain.Deposit, "200.00"), false},
+		{fact(domain.Withdrawal, "200.00"), true},
+	}
+	for i, s := range steps {
+		n := alerts(p.Changes())
+		if _, err := p.Record(s.f, uuid.New(), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := alerts(p.Changes()) - n; got != map[bool]int{true: 1, false: 0}[s.alert] {
+			t.Fatalf("step %d: %d alerts", i, got)
+		}
+	}
+	last := p.Changes()[len(p.Changes())-1].(*domain.LowBalance)
+	if last.Balance.String() != "49.99" || last.Threshold.String() != "100.00" {
+		t.Fatalf("alert %+v", last)
+	}
+}
+
+func TestChangeSettings(t *testing.T) {
+	p := domain.Restore(id, money.MustParse("500.00"), domain.DefaultSettings(), 7)
+	changed, err := p.ChangeSettings(domain.DefaultSettings(), time.Now(), domain.Cause{})
+	if err != nil || changed {
+		t.Fatalf("same settings: changed=%v err=%v", changed, err)
+	}
+	s := domain.Settings{LowThreshold: money.MustParse("600.00"), AutoTopUpEnabled: true}
+	if changed, err := p.ChangeSettings(s, time.Now(), domain.Cause{}); err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	if alerts(p.Changes()) != 1 || p.Version() != 9 || !p.IsLow() {
+		t.Fatalf("raising the threshold above the balance: %d alerts, version %d", alerts(p.Changes()), p.Version())
+	}
+	neg := domain.Settings{LowThreshold: money.MustParse("-1.00")}
+	if _, err := p.ChangeSettings(neg, time.Now(), domain.Cause{}); !errors.Is(err, domain.ErrInvalidAmount) {
+		t.Fatalf("negative threshold: %v", err)
+	}
+}

@@ -1,0 +1,245 @@
+package ports
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/money"
+
+	"github.com/payplat/platform/services/pool/adapters"
+	"github.com/payplat/platform/services/pool/domain"
+)
+
+// Subjects of the pool commands (NATS request-reply, micro service "pool", queue group
+// "pool"). They are outside every stream's subjects (pool.> is the POOL stream), so a
+// request is never captured as an event.
+const (
+	SubjectUpdateSettings  = "svc.pool.settings.update"
+	SubjectSimulateDeposit = "svc.pool.deposits.simulate"
+)
+
+// UpdateSettingsRequest changes the settings of the pool of a company and environment; a
+// field left out (null) keeps its value.
+type UpdateSettingsRequest struct {
+	CompanyID        string  `json:"company_id"`
+	Environment      string  `json:"environment"`
+	LowThreshold     *string `json:"low_threshold,omitempty"`
+	AutoTopUpEnabled *bool   `json:"auto_top_up_enabled,omitempty"`
+	// RequestID is the caller's request id, recorded as the correlation id of the event.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// SimulateDepositRequest records a deposit in a test pool, as if a chain watcher had seen one.
+type SimulateDepositRequest struct {
+	CompanyID   string `json:"company_id"`
+	Environment string `json:"environment"`
+	Amount      string `json:"amount"`
+	// RequestID, when set, makes the command idempotent: the synthesized tx hash derives from
+	// it, so a repeated request records one deposit and answers with it.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// SimulateDepositResponse is the recorded deposit and the pool balance after it.
+type SimulateDepositResponse struct {
+	Transaction adapters.TransactionView `json:"transaction"`
+	Balance     adapters.BalanceView     `json:"balance"`
+}
+
+// CommandError is the body of an error reply; the micro error code header carries the HTTP
+// status the gateway should answer with.
+type CommandError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// Error codes of command replies.
+const (
+	CodeValidation   = "VALIDATION_ERROR"
+	CodeTestModeOnly = "TEST_MODE_ONLY"
+	CodeInternal     = "INTERNAL"
+)
+
+// Commands serves the pool's commands.
+type Commands struct {
+	repo *adapters.Repository
+	log  *slog.Logger
+}
+
+// StartCommands registers the micro service "pool" with its endpoints on nc; stop it with the
+// returned service (closing nc stops it too).
+func StartCommands(ctx context.Context, nc *nats.Conn, repo *adapters.Repository, log *slog.Logger) (micro.Service, error) {
+	c := &Commands{repo: repo, log: log}
+	svc, err := micro.AddService(nc, micro.Config{Name: "pool", Version: "1.0.0", QueueGroup: "pool",
+		Description: "treasury pool commands"})
+	if err != nil {
+		return nil, fmt.Errorf("adding micro service: %w", err)
+	}
+	g := svc.AddGroup("svc.pool")
+	if err := g.AddEndpoint("update_settings", micro.ContextHandler(ctx, c.updateSettings),
+		micro.WithEndpointSubject("settings.update")); err != nil {
+		_ = svc.Stop()
+		return nil, err
+	}
+	if err := g.AddEndpoint("simulate_deposit", micro.ContextHandler(ctx, c.simulateDeposit),
+		micro.WithEndpointSubject("deposits.simulate")); err != nil {
+		_ = svc.Stop()
+		return nil, err
+	}
+	return svc, nil
+}
+
+func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
+	var in UpdateSettingsRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		c.fail(req, invalid("", "request is not valid JSON"))
+		return
+	}
+	id, err := domain.NewID(in.CompanyID, in.Environment)
+	if err != nil {
+		c.fail(req, invalid("", err.Error()))
+		return
+	}
+	var threshold *money.Amount
+	if in.LowThreshold != nil {
+		a, err := money.Parse(*in.LowThreshold)
+		if err != nil {
+			c.fail(req, invalid("low_threshold", "must be a non-negative USDC amount with at most 6 decimals, e.g. \"100.00\""))
+			return
+		}
+		threshold = &a
+	}
+	var view adapters.BalanceView
+	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
+		err := c.repo.UpdateTx(ctx, tx, id, func(p *domain.Pool) error {
+			s := p.Settings()
+			if threshold != nil {
+				s.LowThreshold = *threshold
+			}
+			if in.AutoTopUpEnabled != nil {
+				s.AutoTopUpEnabled = *in.AutoTopUpEnabled
+			}
+			_, err := p.ChangeSettings(s, time.Now().UTC(), domain.Cause{CorrelationID: in.RequestID})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		view, err = adapters.Balance(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		c.fail(req, err)
+		return
+	}
+	c.respond(req, view)
+}
+
+func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
+	var in SimulateDepositRequest
+	if err := json.Unmarshal(req.Data(), &in); err != nil {
+		c.fail(req, invalid("", "request is not valid JSON"))
+		return
+	}
+	id, err := domain.NewID(in.CompanyID, in.Environment)
+	if err != nil {
+		c.fail(req, invalid("", err.Error()))
+		return
+	}
+	if id.Environment != "test" {
+		c.fail(req, domain.ErrTestModeOnly)
+		return
+	}
+	amount, err := money.Parse(in.Amount)
+	if err != nil || !amount.IsPositive() {
+		c.fail(req, invalid("amount", "must be a USDC amount greater than zero with at most 6 decimals, e.g. \"100.00\""))
+		return
+	}
+	txHash := simulatedTxHash(id, in.RequestID)
+	now := time.Now().UTC()
+	f := domain.Fact{Type: domain.Deposit, Key: domain.DepositKey(txHash), Amount: amount, TxHash: txHash,
+		Description: "Simulated deposit (test mode)", ConfirmedAt: now,
+		Cause: domain.Cause{CorrelationID: in.RequestID}}
+	var out SimulateDepositResponse
+	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
+		rec, err := c.repo.RecordFacts(ctx, tx, id, []domain.Fact{f})
+		if err != nil {
+			return err
+		}
+		movementID := rec.Duplicates[f.Key]
+		if len(rec.Movements) == 1 {
+			movementID = rec.Movements[0].ID
+		}
+		if out.Transaction, err = adapters.Transaction(ctx, tx, id, movementID); err != nil {
+			return err
+		}
+		out.Balance, err = adapters.Balance(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		c.fail(req, err)
+		return
+	}
+	c.respond(req, out)
+}
+
+// simulatedTxHash is the tx hash of a simulated deposit: derived from the request id when there
+// is one (a repeated request is the same deposit), random otherwise.
+func simulatedTxHash(id domain.ID, requestID string) string {
+	if requestID == "" {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		return "0xsim" + hex.EncodeToString(b)[:60]
+	}
+	sum := sha256.Sum256([]byte(id.StreamID() + "\x00" + requestID))
+	return "0xsim" + hex.EncodeToString(sum[:])[:60]
+}
+
+type validationError struct {
+	field, message string
+}
+
+func (e *validationError) Error() string { return e.message }
+
+func invalid(field, message string) error { return &validationError{field: field, message: message} }
+
+func (c *Commands) respond(req micro.Request, v any) {
+	if err := req.RespondJSON(v); err != nil {
+		c.log.Error("responding to command", "subject", req.Subject(), "err", err)
+	}
+}
+
+// fail answers with the typed error body; the micro error code is the HTTP status to use.
+func (c *Commands) fail(req micro.Request, err error) {
+	var (
+		ve     *validationError
+		status string
+		body   CommandError
+	)
+	switch {
+	case errors.As(err, &ve):
+		status, body = "400", CommandError{Code: CodeValidation, Message: ve.message, Field: ve.field}
+	case errors.Is(err, domain.ErrInvalidAmount), errors.Is(err, domain.ErrAmountOutOfRange):
+		status, body = "400", CommandError{Code: CodeValidation, Message: err.Error()}
+	case errors.Is(err, domain.ErrTestModeOnly):
+		status, body = "403", CommandError{Code: CodeTestModeOnly, Message: "only available with test keys"}
+	default:
+		c.log.Error("pool command failed", "subject", req.Subject(), "err", err)
+		status, body = "500", CommandError{Code: CodeInternal, Message: "internal error"}
+	}
+	data, _ := json.Marshal(body)
+	if err := req.Error(status, body.Message, data); err != nil {
+		c.log.Error("responding to command", "subject", req.Subject(), "err", err)
+	}
+}
