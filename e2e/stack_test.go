@@ -84,7 +84,7 @@ func (s *syncBuffer) String() string {
 
 // stack is the whole platform running as separate processes.
 type stack struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	creds devstack.Credentials
 	out   *syncBuffer
@@ -93,7 +93,7 @@ type stack struct {
 }
 
 // freePorts returns n consecutive free TCP ports on 127.0.0.1.
-func freePorts(t *testing.T, n int) int {
+func freePorts(t testing.TB, n int) int {
 	t.Helper()
 	for attempt := 0; attempt < 50; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -121,7 +121,7 @@ func freePorts(t *testing.T, n int) int {
 
 // newStack starts the platform on a fresh database and JetStream server, with extra
 // environment for the services, and stops it when the test ends.
-func newStack(t *testing.T, extraEnv ...string) *stack {
+func newStack(t testing.TB, extraEnv ...string) *stack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t)
 	natsURL := testkit.NATS(t)
@@ -290,7 +290,7 @@ func (s *stack) publishAs(msg proto.Message, msgID string) {
 }
 
 // eventually retries check until it passes or a minute has gone.
-func eventually(t *testing.T, check func() error) {
+func eventually(t testing.TB, check func() error) {
 	t.Helper()
 	testkit.WaitFor(t, time.Minute, 50*time.Millisecond, check)
 }
