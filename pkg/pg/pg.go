@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,12 +19,20 @@ var schemaName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 // ValidSchema reports whether name is usable as a schema name without quoting.
 func ValidSchema(name string) bool { return schemaName.MatchString(name) }
 
+// DefaultMaxConns is the pool size unless the URL sets pool_max_conns. pgx's own default
+// (the number of CPUs, at least 4) starves a service whose requests each commit a transaction:
+// concurrent commits are what lets PostgreSQL flush many of them with one disk write.
+const DefaultMaxConns = 8
+
 // ParsePoolConfig parses dsn and sets the search_path of every connection to schema (then
 // public). An empty schema leaves the search_path alone.
 func ParsePoolConfig(dsn, schema string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %w", redact(err))
+	}
+	if !strings.Contains(dsn, "pool_max_conns") && cfg.MaxConns < DefaultMaxConns {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if schema != "" {
 		if !ValidSchema(schema) {

@@ -28,14 +28,14 @@ type Started struct {
 
 // Start runs the service described by o until the test ends, waits until its /readyz answers
 // 200, and returns its runtime.
-func Start(t *testing.T, o svc.Options) *Started {
+func Start(t testing.TB, o svc.Options) *Started {
 	t.Helper()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
 	return StartOn(t, o, dsn, testkit.NATS(t))
 }
 
 // StartOn runs the service against an existing database and NATS server.
-func StartOn(t *testing.T, o svc.Options, dsn, natsURL string) *Started {
+func StartOn(t testing.TB, o svc.Options, dsn, natsURL string) *Started {
 	t.Helper()
 	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: natsURL, HealthAddr: "127.0.0.1:0",
 		ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: 2 * time.Minute}

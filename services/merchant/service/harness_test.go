@@ -50,7 +50,7 @@ func (f *flakyWallets) Provision(ctx context.Context, req app.WalletRequest) (ap
 
 // stack is a running merchant service on its own database and NATS server.
 type stack struct {
-	t       *testing.T
+	t       testing.TB
 	dsn     string
 	natsURL string
 	svc     *svctest.Started
@@ -61,7 +61,7 @@ type stack struct {
 	wallets *flakyWallets
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t testing.TB) *stack {
 	t.Helper()
 	s := &stack{t: t, dsn: testkit.NewDatabase(t, migrations.Set()), natsURL: testkit.NATS(t)}
 	s.start()
@@ -156,7 +156,7 @@ func meta(company, env string) *commonv1.EventMeta {
 		Environment: env}
 }
 
-func waitFor(t *testing.T, check func() error) {
+func waitFor(t testing.TB, check func() error) {
 	t.Helper()
 	testkit.WaitFor(t, 20*time.Second, 20*time.Millisecond, check)
 }
