@@ -18,6 +18,11 @@ const (
 	// DefaultMaxAckPending bounds the messages in flight per consumer (all instances together).
 	// Small, because messages waiting in a client's buffer already count against AckWait.
 	DefaultMaxAckPending = 32
+	// DefaultPullMaxAckPending is the MaxAckPending of pull consumers (EnsurePullConsumer)
+	// unless the spec sets one. A pull consumer's client asks for the batches it can take, so
+	// nothing waits in a buffer; the bound must exceed the batch a runner fetches, or each
+	// fetch stops at the bound and waits out its timeout.
+	DefaultPullMaxAckPending = 1024
 )
 
 // ConsumerSpec describes a durable JetStream consumer that a service creates up front and a
@@ -143,6 +148,9 @@ func EnsureConsumer(ctx context.Context, js jetstream.JetStream, spec ConsumerSp
 func EnsurePullConsumer(ctx context.Context, js jetstream.JetStream, spec ConsumerSpec) (jetstream.Consumer, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
+	}
+	if spec.MaxAckPending <= 0 {
+		spec.MaxAckPending = DefaultPullMaxAckPending
 	}
 	spec = spec.withDefaults()
 	c, err := js.CreateOrUpdateConsumer(ctx, spec.Stream, spec.config())

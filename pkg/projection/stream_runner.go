@@ -56,6 +56,11 @@ func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable stri
 	if o.MaxWait <= 0 {
 		o.MaxWait = time.Second
 	}
+	// A fetch larger than the consumer's MaxAckPending would stop at that bound and wait out
+	// MaxWait every time.
+	if info := consumer.CachedInfo(); info != nil && info.Config.MaxAckPending > 0 && o.BatchSize > info.Config.MaxAckPending {
+		o.BatchSize = info.Config.MaxAckPending
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

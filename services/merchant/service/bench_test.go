@@ -46,3 +46,30 @@ func BenchmarkCreateOverNATS(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 }
+
+// BenchmarkLedgerCredits: payment.confirmed events turned into merchant ledger credits per
+// second by the ledger consumer (decode, de-duplication, aggregate, append, read tables), for
+// 20 merchants. The events are on the stream before the consumer starts.
+func BenchmarkLedgerCredits(b *testing.B) {
+	s := newStack(b)
+	var ms []api.Merchant
+	for range 20 {
+		ms = append(ms, s.mustCreate("c1", "test"))
+	}
+	if err := s.svc.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		s.publish(confirmed(ms[i%len(ms)], fmt.Sprintf("pay-%d", i), "1.25"), "")
+	}
+	b.ResetTimer()
+	s.start()
+	waitFor(b, func() error {
+		if n := s.count(`SELECT count(*) FROM merchant_ledger`); n < b.N {
+			return fmt.Errorf("%d of %d entries", n, b.N)
+		}
+		return nil
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "credits/s")
+}
