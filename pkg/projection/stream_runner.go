@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 )
 
@@ -84,27 +85,15 @@ func (r *StreamRunner) Run(ctx context.Context) error {
 	return nil
 }
 
-// Step fetches one batch (waiting up to MaxWait for it) and applies it; it returns the number
-// of messages it took off the consumer.
+// Step takes the messages available (waiting up to MaxWait for a first one) and applies them;
+// it returns the number of messages it took off the consumer.
 func (r *StreamRunner) Step(ctx context.Context) (int, error) {
-	fctx, cancel := context.WithTimeout(ctx, r.maxWait)
-	defer cancel()
-	batch, err := r.consumer.Fetch(r.batchSize, jetstream.FetchContext(fctx))
+	msgs, err := bus.FetchAvailable(ctx, r.consumer, r.batchSize, r.maxWait)
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("fetching: %w", err)
-	}
-	var msgs []jetstream.Msg
-	for m := range batch.Messages() {
-		msgs = append(msgs, m)
-	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 && !isTimeout(err) {
 		if ctx.Err() != nil {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("fetching: %w", err)
+		return 0, err
 	}
 	if len(msgs) == 0 {
 		return 0, nil

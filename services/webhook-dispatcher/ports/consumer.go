@@ -82,21 +82,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 }
 
 func (c *Consumer) step(ctx context.Context) error {
-	fctx, cancel := context.WithTimeout(ctx, c.maxWait)
-	defer cancel()
-	batch, err := c.consumer.Fetch(c.batch, jetstream.FetchContext(fctx))
+	msgs, err := bus.FetchAvailable(ctx, c.consumer, c.batch, c.maxWait)
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("fetching: %w", err)
-	}
-	var msgs []jetstream.Msg
-	for m := range batch.Messages() {
-		msgs = append(msgs, m)
-	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 && !isTimeout(err) && ctx.Err() == nil {
-		return fmt.Errorf("fetching: %w", err)
+		return err
 	}
 	if len(msgs) == 0 {
 		return nil

@@ -38,7 +38,7 @@ import (
 
 // harness is a running dispatcher on a fresh database and JetStream server.
 type harness struct {
-	t  *testing.T
+	t  testing.TB
 	s  *svctest.Started
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -46,7 +46,7 @@ type harness struct {
 }
 
 // trustedPool trusts the certificate every httptest TLS server presents.
-func trustedPool(t *testing.T) *x509.CertPool {
+func trustedPool(t testing.TB) *x509.CertPool {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
 	pool := x509.NewCertPool()
@@ -54,7 +54,7 @@ func trustedPool(t *testing.T) *x509.CertPool {
 	return pool
 }
 
-func startDispatcher(t *testing.T, env map[string]string) *harness {
+func startDispatcher(t testing.TB, env map[string]string) *harness {
 	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -216,7 +216,7 @@ type receiver struct {
 	respond func(w http.ResponseWriter, r *http.Request)
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	rc := &receiver{respond: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }}
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -273,7 +273,7 @@ func verify(secret string, h hit) error {
 
 // catalogueEvent returns a valid event of type eventType for company in the test environment,
 // every data field set.
-func catalogueEvent(t *testing.T, eventType, company string) proto.Message {
+func catalogueEvent(t testing.TB, eventType, company string) proto.Message {
 	t.Helper()
 	spec, ok := events.Lookup(eventType)
 	if !ok {

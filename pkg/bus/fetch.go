@@ -1,0 +1,53 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// FetchAvailable takes up to max messages from a pull consumer: what is available now, else
+// it waits up to maxWait for one message and takes what arrived with it. A quiet consumer is
+// served as soon as a message arrives, a busy one in full batches. (A plain Fetch of max
+// messages waits for the whole batch or the timeout, which adds up to maxWait of latency to
+// every message of a quiet stream.) No message and no error means none arrived in time.
+func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait time.Duration) ([]jetstream.Msg, error) {
+	msgs, err := collect(c.FetchNoWait(max))
+	if err != nil || len(msgs) > 0 {
+		return msgs, err
+	}
+	fctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	first, err := collect(c.Fetch(1, jetstream.FetchContext(fctx)))
+	if err != nil || len(first) == 0 || max == 1 {
+		return first, err
+	}
+	rest, err := collect(c.FetchNoWait(max - 1))
+	return append(first, rest...), err
+}
+
+func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
+	if err != nil {
+		if isFetchTimeout(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("fetching: %w", err)
+	}
+	var msgs []jetstream.Msg
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && len(msgs) == 0 && !isFetchTimeout(err) {
+		return nil, fmt.Errorf("fetching: %w", err)
+	}
+	return msgs, nil
+}
+
+func isFetchTimeout(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, jetstream.ErrNoMessages)
+}
