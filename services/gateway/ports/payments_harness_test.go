@@ -29,16 +29,31 @@ import (
 // database also holds the merchant service's read tables, where tests put merchants.
 type paymentStack struct {
 	*gateway
-	js jetstream.JetStream
-	db *pgxpool.Pool
+	js      jetstream.JetStream
+	db      *pgxpool.Pool
+	dsn     string
+	natsURL string
 }
 
 func newPaymentStack(t *testing.T) *paymentStack {
 	t.Helper()
+	s := newPaymentGateway(t)
+	s.startProjection()
+	return s
+}
+
+// startProjection starts a replica of the payment-projection service.
+func (s *paymentStack) startProjection() {
+	s.t.Helper()
+	svctest.StartOn(s.t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100}),
+		s.dsn, s.natsURL)
+}
+
+// newPaymentGateway is the stack without the payment-projection running.
+func newPaymentGateway(t *testing.T) *paymentStack {
+	t.Helper()
 	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
 	natsURL := testkit.NATS(t)
-	svctest.StartOn(t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100}),
-		dsn, natsURL)
 
 	admin := randomToken()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
@@ -76,7 +91,7 @@ func newPaymentStack(t *testing.T) *paymentStack {
 		}
 		return nil
 	})
-	return &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}
+	return &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public"), dsn: dsn, natsURL: natsURL}
 }
 
 // payCall sends a request with an API key.
@@ -144,3 +159,6 @@ type payList struct {
 		HasMore bool `json:"has_more"`
 	} `json:"pagination"`
 }
+
+// natsConn returns the test's NATS connection.
+func (s *paymentStack) natsConn() *nats.Conn { return s.js.Conn() }

@@ -1,20 +1,114 @@
-// Package service wires the payment-projection service: stream-fed projections of the
-// PAYMENTS stream into schema "payments".
+// Package service wires the payment-projection service: the payments read table fed from the
+// PAYMENTS stream (schema "payments"), and the expiry of PENDING payments past expires_at.
 package service
 
 import (
-	"io/fs"
+	"context"
+	"fmt"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/svc"
+
+	"github.com/payplat/platform/services/payment-projection/adapters"
+	"github.com/payplat/platform/services/payment-projection/migrations"
 )
 
+// Durable is the durable pull consumer of the PAYMENTS stream that every replica shares.
+const Durable = "payment-projection"
+
+// Stream is the stream the projection consumes.
+const Stream = "PAYMENTS"
+
+// Config is the service's own configuration.
+type Config struct {
+	// ExpiryInterval is how often each replica looks for PENDING payments past expires_at
+	// (PAYMENT_EXPIRY_INTERVAL).
+	ExpiryInterval time.Duration `env:"PAYMENT_EXPIRY_INTERVAL" envDefault:"5s"`
+	// BatchSize is the most messages applied in one transaction (PAYMENT_PROJECTION_BATCH).
+	BatchSize int `env:"PAYMENT_PROJECTION_BATCH" envDefault:"500"`
+	// Workers is how many batches one replica applies at once (PAYMENT_PROJECTION_WORKERS):
+	// while one transaction waits on PostgreSQL, another fetches or commits. Workers of all
+	// replicas serialise per payment on its row lock, so a payment's facts are never folded
+	// without each other.
+	Workers int `env:"PAYMENT_PROJECTION_WORKERS" envDefault:"3"`
+}
+
+// LoadConfig reads Config from the environment.
+func LoadConfig() (Config, error) { return config.Load[Config]() }
+
 // Options describes the payment-projection service for the shared runtime.
-func Options() svc.Options {
+func Options(cfg Config) svc.Options {
 	return svc.Options{
 		Name:              "payment-projection",
-		Schema:            "payments",
-		Migrations:        []fs.FS{projection.Migrations},
+		Schema:            migrations.Schema,
+		Migrations:        migrations.Sources,
 		DefaultHealthAddr: "127.0.0.1:8083",
+		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, cfg) },
 	}
+}
+
+// ConsumerSpec is the durable consumer the projection creates up front. MaxAckPending is large
+// because the runner fetches whole batches and acknowledges them after one commit.
+func ConsumerSpec(batchSize int) bus.ConsumerSpec {
+	return bus.ConsumerSpec{Stream: Stream, Durable: Durable, MaxAckPending: 8 * max(batchSize, 1)}
+}
+
+// Definition describes the projection for the operator's rebuild and verify.
+func Definition(js jetstream.JetStream) projection.Definition {
+	return projection.Definition{Projector: adapters.NewProjector(), Schema: migrations.Schema,
+		Tables: []string{"payments", "payment_facts"}, Source: projection.StreamSource{JS: js, Stream: Stream}}
+}
+
+func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
+	consumer, err := bus.EnsurePullConsumer(ctx, rt.JS, ConsumerSpec(cfg.BatchSize))
+	if err != nil {
+		return err
+	}
+	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
+	if err != nil {
+		return err
+	}
+	for i := range max(cfg.Workers, 1) {
+		proj := adapters.NewProjector()
+		runner, err := projection.NewStreamRunner(rt.DB, consumer, Durable, proj, projection.StreamRunnerOptions{
+			BatchSize: cfg.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log})
+		if err != nil {
+			return err
+		}
+		rt.Go(fmt.Sprintf("projection-%d", i), func(ctx context.Context) error { return runProjection(ctx, rt, runner, proj) })
+	}
+	pub, err := bus.NewPublisher(rt.NC, bus.PublisherOptions{Logger: rt.Log})
+	if err != nil {
+		return err
+	}
+	expirer := adapters.NewExpirer(rt.DB, pub, 100)
+	rt.Go("expiry", func(ctx context.Context) error {
+		return expirer.Run(ctx, cfg.ExpiryInterval, func(err error) {
+			rt.Log.Warn("payment expiry failed; retrying at the next tick", "err", err)
+		})
+	})
+	return nil
+}
+
+// runProjection applies batches until ctx ends and, after each, announces the payments it
+// changed (adapters.Notify) so that the gateway's read-your-writes waits end at once.
+func runProjection(ctx context.Context, rt *svc.Runtime, runner *projection.StreamRunner, proj *adapters.Projector) error {
+	for ctx.Err() == nil {
+		_, err := runner.Step(ctx)
+		adapters.Notify(rt.NC, proj.TakeApplied())
+		if err == nil || ctx.Err() != nil {
+			continue
+		}
+		rt.Log.Error("projection batch failed; messages will be redelivered", "err", fmt.Errorf("payments: %w", err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }

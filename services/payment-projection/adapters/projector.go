@@ -1,0 +1,234 @@
+// Package adapters holds the payment-projection's PostgreSQL and NATS adapters: the projector
+// of the payments read table, the expirer and the applied-payment notifications.
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/payplat/platform/pkg/projection"
+
+	"github.com/payplat/platform/services/payment-projection/domain"
+)
+
+// ProjectorName names the projection in projection_applied.
+const ProjectorName = "payments"
+
+// Projector keeps the payments read table: each event is stored as a fact and the payment's
+// row is recomputed from all its facts (domain.Fold), with the row locked first, so that two
+// replicas applying events of the same payment at once serialise on it and neither loses the
+// other's transition.
+type Projector struct {
+	mu      sync.Mutex
+	applied []domain.Payment
+}
+
+// NewProjector returns a projector.
+func NewProjector() *Projector { return &Projector{} }
+
+// Name implements projection.Projector.
+func (p *Projector) Name() string { return ProjectorName }
+
+// Apply implements projection.Projector.
+func (p *Projector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
+	return p.ApplyBatch(ctx, tx, []projection.Event{ev})
+}
+
+// ApplyBatch implements projection.BatchProjector with four set-based statements.
+func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	facts := make([]domain.Fact, len(evs))
+	for i, ev := range evs {
+		f, err := factOf(ev)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", ev.ID, err)
+		}
+		facts[i] = f
+	}
+	keys := distinctKeys(facts)
+	fresh, err := lockPayments(ctx, tx, keys)
+	if err != nil {
+		return err
+	}
+	if err := insertFacts(ctx, tx, facts); err != nil {
+		return err
+	}
+	// A payment whose row this transaction created has no facts but the batch's; only the
+	// others need reading back.
+	var known []domain.Key
+	for _, k := range keys {
+		if !fresh[k] {
+			known = append(known, k)
+		}
+	}
+	all, err := loadFacts(ctx, tx, known)
+	if err != nil {
+		return err
+	}
+	for _, f := range facts {
+		if fresh[f.Key] {
+			all[f.Key] = append(all[f.Key], f)
+		}
+	}
+	folded := make([]domain.Payment, 0, len(keys))
+	for _, k := range keys {
+		if fs := all[k]; len(fs) > 0 {
+			folded = append(folded, domain.Fold(fs))
+		}
+	}
+	if err := updatePayments(ctx, tx, folded); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.applied = append(p.applied, folded...)
+	p.mu.Unlock()
+	return nil
+}
+
+// Reset implements projection.Resetter.
+func (p *Projector) Reset(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `TRUNCATE payments, payment_facts`)
+	return err
+}
+
+// TakeApplied returns the payments changed since the last call (possibly including some whose
+// transaction then rolled back: the result is a hint to re-read, never a fact).
+func (p *Projector) TakeApplied() []domain.Payment {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.applied
+	p.applied = nil
+	return out
+}
+
+func distinctKeys(facts []domain.Fact) []domain.Key {
+	keys := make([]domain.Key, 0, len(facts))
+	for _, f := range facts {
+		keys = append(keys, f.Key)
+	}
+	slices.SortFunc(keys, domain.Key.Compare)
+	return slices.Compact(keys)
+}
+
+func keyArrays(keys []domain.Key) (companies, envs, ids []string) {
+	for _, k := range keys {
+		companies, envs, ids = append(companies, k.CompanyID), append(envs, k.Environment), append(ids, k.PaymentID)
+	}
+	return companies, envs, ids
+}
+
+// lockPayments creates the missing rows and locks every row of keys, in key order (so that
+// concurrent appliers cannot deadlock on each other), and returns the keys whose row it
+// created.
+func lockPayments(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key]bool, error) {
+	c, e, id := keyArrays(keys)
+	rows, err := tx.Query(ctx, `INSERT INTO payments (company_id, environment, payment_id)
+        SELECT c, e, id FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id) ORDER BY c, e, id
+        ON CONFLICT (company_id, environment, payment_id) DO UPDATE SET updated_at = payments.updated_at
+        RETURNING company_id, environment, payment_id, xmax = 0`, c, e, id)
+	if err != nil {
+		return nil, fmt.Errorf("locking payments: %w", err)
+	}
+	fresh := make(map[domain.Key]bool, len(keys))
+	var (
+		k        domain.Key
+		inserted bool
+	)
+	_, err = pgx.ForEachRow(rows, []any{&k.CompanyID, &k.Environment, &k.PaymentID, &inserted}, func() error {
+		if inserted {
+			fresh[k] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locking payments: %w", err)
+	}
+	return fresh, nil
+}
+
+var factColumns = []string{"company_id", "environment", "payment_id", "event_id", "rank", "status",
+	"merchant_id", "merchant_wallet", "customer_wallet", "amount_micros", "tx_hash", "block_explorer_url",
+	"error_message", "created_at", "expires_at", "confirmed_at", "expired_at", "occurred_at"}
+
+func insertFacts(ctx context.Context, tx pgx.Tx, facts []domain.Fact) error {
+	rows := make([][]any, len(facts))
+	for i, f := range facts {
+		rows[i] = []any{f.CompanyID, f.Environment, f.PaymentID, f.EventID, int16(domain.Rank(f.Status)), f.Status,
+			f.MerchantID, f.MerchantWallet, f.CustomerWallet, f.AmountMicros, f.TxHash, f.BlockExplorerURL,
+			f.ErrorMessage, f.CreatedAt, f.ExpiresAt, f.ConfirmedAt, f.ExpiredAt, f.OccurredAt}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payment_facts"}, factColumns, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("storing payment facts: %w", err)
+	}
+	return nil
+}
+
+// loadFacts reads every fact of keys. It runs after the rows are locked, so under READ
+// COMMITTED it sees the facts of every transaction that held a lock before.
+func loadFacts(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key][]domain.Fact, error) {
+	out := make(map[domain.Key][]domain.Fact, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	c, e, id := keyArrays(keys)
+	rows, err := tx.Query(ctx, `SELECT f.company_id, f.environment, f.payment_id, f.event_id, f.status,
+            f.merchant_id, f.merchant_wallet, f.customer_wallet, f.amount_micros, f.tx_hash, f.block_explorer_url,
+            f.error_message, f.created_at, f.expires_at, f.confirmed_at, f.expired_at, f.occurred_at
+        FROM payment_facts f JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id)
+          ON f.company_id = t.c AND f.environment = t.e AND f.payment_id = t.id`, c, e, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading payment facts: %w", err)
+	}
+	var f domain.Fact
+	_, err = pgx.ForEachRow(rows, []any{&f.CompanyID, &f.Environment, &f.PaymentID, &f.EventID, &f.Status,
+		&f.MerchantID, &f.MerchantWallet, &f.CustomerWallet, &f.AmountMicros, &f.TxHash, &f.BlockExplorerURL,
+		&f.ErrorMessage, &f.CreatedAt, &f.ExpiresAt, &f.ConfirmedAt, &f.ExpiredAt, &f.OccurredAt}, func() error {
+		out[f.Key] = append(out[f.Key], f)
+		f.CreatedAt, f.ExpiresAt, f.ConfirmedAt, f.ExpiredAt = nil, nil, nil, nil
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading payment facts: %w", err)
+	}
+	return out, nil
+}
+
+func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment) error {
+	n := len(ps)
+	var (
+		c, e, id, status, merchant, mWallet, cWallet, txHash, url, errMsg = make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n)
+		hasCreated                    = make([]bool, n)
+		amount                        = make([]int64, n)
+		created                       = make([]time.Time, n)
+		expires, confirmed, expiredAt = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	)
+	for i, p := range ps {
+		c[i], e[i], id[i], status[i], merchant[i] = p.CompanyID, p.Environment, p.PaymentID, p.Status, p.MerchantID
+		mWallet[i], cWallet[i], txHash[i], url[i], errMsg[i] = p.MerchantWallet, p.CustomerWallet, p.TxHash, p.BlockExplorerURL, p.ErrorMessage
+		hasCreated[i], amount[i], created[i] = p.HasCreated, p.AmountMicros, p.CreatedAt
+		expires[i], confirmed[i], expiredAt[i] = p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt
+	}
+	_, err := tx.Exec(ctx, `UPDATE payments p SET status = t.status, has_created = t.has_created,
+            merchant_id = t.merchant, merchant_wallet = t.m_wallet, customer_wallet = t.c_wallet,
+            amount_micros = t.amount, tx_hash = t.tx_hash, block_explorer_url = t.url, error_message = t.err_msg,
+            created_at = t.created, expires_at = t.expires, confirmed_at = t.confirmed, expired_at = t.expired_at,
+            updated_at = now()
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[],
+                    $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[],
+                    $15::timestamptz[], $16::timestamptz[])
+          AS t(c, e, id, status, has_created, merchant, m_wallet, c_wallet, amount, tx_hash, url, err_msg,
+               created, expires, confirmed, expired_at)
+        WHERE p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`,
+		c, e, id, status, hasCreated, merchant, mWallet, cWallet, amount, txHash, url, errMsg,
+		created, expires, confirmed, expiredAt)
+	if err != nil {
+		return fmt.Errorf("updating payments: %w", err)
+	}
+	return nil
+}

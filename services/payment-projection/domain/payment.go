@@ -1,0 +1,169 @@
+// Package domain holds the payment lifecycle: the precise statuses, their order, and the fold
+// that turns a payment's facts (its applied events) into its read-table row.
+package domain
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Precise statuses of a payment (webhook payloads carry these; SPEC §6.4).
+const (
+	StatusCreated    = "CREATED"
+	StatusProcessing = "PROCESSING"
+	StatusConfirmed  = "CONFIRMED"
+	StatusFailed     = "FAILED"
+	StatusExpired    = "EXPIRED"
+)
+
+// Rank orders the statuses: a payment's status is that of its highest-ranked fact, so a late or
+// repeated event never moves it back.
+//
+// created < expired < processing < failed < confirmed. Expiry ranks below the on-chain facts:
+// an expiry is decided off-chain from the clock, while processing, failed and confirmed report
+// what the chain did; when a customer's transaction was submitted just before the deadline
+// (its payment.processing still on the bus while the expiry fired), the chain wins and the
+// payment shows the on-chain outcome. Confirmed outranks failed so that the rare pair of both
+// has one answer in any delivery order (payment.confirmed is the definitive success signal,
+// and the pool and ledger act on it).
+func Rank(status string) int {
+	switch status {
+	case StatusCreated:
+		return 1
+	case StatusExpired:
+		return 2
+	case StatusProcessing:
+		return 3
+	case StatusFailed:
+		return 4
+	case StatusConfirmed:
+		return 5
+	}
+	return 0
+}
+
+// PublicStatus is the status the API shows (DESIGN §4): PENDING for created and processing,
+// FAILED for failed and expired.
+func PublicStatus(status string) string {
+	switch status {
+	case StatusConfirmed:
+		return "CONFIRMED"
+	case StatusFailed, StatusExpired:
+		return "FAILED"
+	}
+	return "PENDING"
+}
+
+// Key identifies a payment: payment ids are unique within a company and environment, and an
+// event of one tenant can never touch another tenant's payment.
+type Key struct {
+	CompanyID   string
+	Environment string
+	PaymentID   string
+}
+
+// Less orders keys, so that transactions lock payments in one order.
+func (k Key) Less(o Key) bool {
+	return k.Compare(o) < 0
+}
+
+// Compare compares keys field by field.
+func (k Key) Compare(o Key) int {
+	if c := strings.Compare(k.CompanyID, o.CompanyID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(k.Environment, o.Environment); c != 0 {
+		return c
+	}
+	return strings.Compare(k.PaymentID, o.PaymentID)
+}
+
+// Fact is one applied payment event, with the fields it carries (empty when it has none).
+type Fact struct {
+	Key
+	EventID          uuid.UUID
+	Status           string
+	MerchantID       string
+	MerchantWallet   string
+	CustomerWallet   string
+	AmountMicros     int64
+	TxHash           string
+	BlockExplorerURL string
+	ErrorMessage     string
+	CreatedAt        *time.Time
+	ExpiresAt        *time.Time
+	ConfirmedAt      *time.Time
+	ExpiredAt        *time.Time
+	OccurredAt       time.Time
+}
+
+// Payment is a payment's row in the read table.
+type Payment struct {
+	Key
+	Status           string
+	HasCreated       bool
+	MerchantID       string
+	MerchantWallet   string
+	CustomerWallet   string
+	AmountMicros     int64
+	TxHash           string
+	BlockExplorerURL string
+	ErrorMessage     string
+	CreatedAt        time.Time
+	ExpiresAt        *time.Time
+	ConfirmedAt      *time.Time
+	ExpiredAt        *time.Time
+}
+
+// Fold computes a payment from all its facts (at least one). The facts are sorted by rank,
+// then event id, and each non-empty field of a later fact overrides the earlier value: every
+// field ends up with the value of the highest-ranked fact that carries it, whatever order the
+// facts arrived in, so a payment whose events came late, twice or out of order gets the same
+// row as one whose events came once and in order.
+func Fold(facts []Fact) Payment {
+	sorted := slices.Clone(facts)
+	slices.SortFunc(sorted, func(a, b Fact) int {
+		if d := Rank(a.Status) - Rank(b.Status); d != 0 {
+			return d
+		}
+		return strings.Compare(a.EventID.String(), b.EventID.String())
+	})
+	p := Payment{Key: sorted[0].Key, CreatedAt: sorted[0].OccurredAt}
+	for _, f := range sorted {
+		p.Status = f.Status
+		setString(&p.MerchantID, f.MerchantID)
+		setString(&p.MerchantWallet, f.MerchantWallet)
+		setString(&p.CustomerWallet, f.CustomerWallet)
+		setString(&p.TxHash, f.TxHash)
+		setString(&p.BlockExplorerURL, f.BlockExplorerURL)
+		setString(&p.ErrorMessage, f.ErrorMessage)
+		if f.AmountMicros != 0 {
+			p.AmountMicros = f.AmountMicros
+		}
+		setTime(&p.ExpiresAt, f.ExpiresAt)
+		setTime(&p.ConfirmedAt, f.ConfirmedAt)
+		setTime(&p.ExpiredAt, f.ExpiredAt)
+		if f.CreatedAt != nil {
+			p.HasCreated, p.CreatedAt = true, *f.CreatedAt
+		} else if !p.HasCreated && f.OccurredAt.Before(p.CreatedAt) {
+			p.CreatedAt = f.OccurredAt
+		}
+	}
+	return p
+}
+
+func setString(dst *string, v string) {
+	if v != "" {
+		*dst = v
+	}
+}
+
+func setTime(dst **time.Time, v *time.Time) {
+	if v != nil {
+		t := *v
+		*dst = &t
+	}
+}
