@@ -20,6 +20,9 @@ import (
 	"github.com/payplat/platform/pkg/projection"
 	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
+	paymentservice "github.com/payplat/platform/services/payment-projection/service"
+	pooladapters "github.com/payplat/platform/services/pool/adapters"
 )
 
 // projectionEnv is what a projection's definition is built from.
@@ -54,6 +57,19 @@ func storeProjection(name, schema string, def func(store *eventstore.Store, sche
 func projections() map[string]projectionSpec {
 	specs := []projectionSpec{
 		storeProjection(merchantadapters.ReadModelName, merchantmigrations.Schema, merchantadapters.ReadModelDefinition),
+		storeProjection(pooladapters.ReadModelName, pooladapters.Schema, pooladapters.ReadModelDefinition),
+		{name: "payments", schema: paymentmigrations.Schema, source: "stream " + paymentservice.Stream,
+			definition: func(ctx context.Context, env projectionEnv) (projection.Definition, *pgxpool.Pool, error) {
+				js, err := env.js()
+				if err != nil {
+					return projection.Definition{}, nil, err
+				}
+				db, err := pg.Connect(ctx, env.dsn, paymentmigrations.Schema)
+				if err != nil {
+					return projection.Definition{}, nil, err
+				}
+				return paymentservice.Definition(js), db, nil
+			}},
 	}
 	out := make(map[string]projectionSpec, len(specs))
 	for _, s := range specs {
@@ -256,30 +272,37 @@ func printRebuild(cmd *cobra.Command, g *globals, def projection.Definition, res
 	return nil
 }
 
-// bar is a progress bar on stderr with the rate and the time left.
+// bar is a progress bar on stderr with the rate and the time left. It is created at the first
+// progress report, when the total is known (a bar of unknown length runs a spinner goroutine).
 type bar struct {
-	pb *progressbar.ProgressBar
+	cmd  *cobra.Command
+	what string
+	pb   *progressbar.ProgressBar
 }
 
-func newBar(cmd *cobra.Command, what string) *bar {
-	pb := progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(cmd.ErrOrStderr()),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("events"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(cmd.ErrOrStderr()) }),
-	)
-	return &bar{pb: pb}
-}
+func newBar(cmd *cobra.Command, what string) *bar { return &bar{cmd: cmd, what: what} }
 
 func (b *bar) progress(done, total int64) {
-	if total > 0 && b.pb.GetMax64() != total {
+	if b.pb == nil {
+		b.pb = progressbar.NewOptions64(max(total, 1),
+			progressbar.OptionSetWriter(b.cmd.ErrOrStderr()),
+			progressbar.OptionSetDescription(b.what),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("events"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.cmd.ErrOrStderr()) }),
+		)
+	}
+	if total > b.pb.GetMax64() {
 		b.pb.ChangeMax64(total)
 	}
 	_ = b.pb.Set64(done)
 }
 
-func (b *bar) finish() { _ = b.pb.Finish() }
+func (b *bar) finish() {
+	if b.pb != nil {
+		_ = b.pb.Finish()
+	}
+}

@@ -218,7 +218,8 @@ func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment) error {
             merchant_id = t.merchant, merchant_wallet = t.m_wallet, customer_wallet = t.c_wallet,
             amount_micros = t.amount, tx_hash = t.tx_hash, block_explorer_url = t.url, error_message = t.err_msg,
             created_at = t.created, expires_at = t.expires, confirmed_at = t.confirmed, expired_at = t.expired_at,
-            updated_at = now()
+            updated_at = GREATEST(t.created, t.confirmed, t.expired_at),
+            expiry_published_at = CASE WHEN t.status = 'EXPIRED' THEN t.expires ELSE p.expiry_published_at END
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[],
                     $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[],
                     $15::timestamptz[], $16::timestamptz[])

@@ -31,8 +31,11 @@ CREATE TABLE payment_facts (
 -- One row per payment (company, environment, payment id): the fold of its facts.
 -- status is the precise status (CREATED, PROCESSING, CONFIRMED, FAILED, EXPIRED);
 -- public_status is what the API shows (DESIGN §4). has_created says whether payment.created
--- has arrived; until then created_at is the earliest event time. expiry_published_at is set by
--- the expirer in the transaction that claims the payment and published payment.expired.
+-- has arrived; until then created_at is the earliest event time. updated_at is the latest time
+-- the payment's events carry. expiry_published_at (a flag: the deadline it was set for, not a
+-- wall-clock time, so that a rebuild gives the same row) is set by the expirer in the
+-- transaction that claims the payment and published payment.expired, and by the projection when
+-- it applies payment.expired.
 CREATE TABLE payments (
     company_id          text        NOT NULL,
     environment         text        NOT NULL,
