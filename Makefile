@@ -29,8 +29,15 @@ test: ## Run every test (race detector on) against real PostgreSQL and NATS
 test-short: ## Run the tests without the race detector
 	$(GO) test -count=1 $(PKGS)
 
-bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md
-	$(GO) test -run '^$$' -bench . -benchtime 3s ./pkg/eventstore/ ./pkg/relay/ ./pkg/projection/
+bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other: 2 cores)
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./pkg/eventstore/ ./pkg/projection/
+	$(GO) test -run '^$$' -bench . -benchtime 100000x ./pkg/relay/
+	$(GO) test -run '^$$' -bench . -benchtime 5000x ./services/merchant/service/
+	$(GO) test -run '^$$' -bench . -benchtime 20000x ./services/pool/service/ ./services/payment-projection/service/
+	$(GO) test -run '^$$' -bench . -benchtime 2500x ./services/webhook-dispatcher/service/
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./services/gateway/ports/
+	$(GO) test -run '^$$' -bench MerchantCreate -benchtime 2000x ./e2e/
+	$(GO) test -run '^$$' -bench ListMerchants -benchtime 2000x ./e2e/
 
 lint: ## go vet and gofmt on every module, buf lint and breaking on the event contract
 	$(GO) vet $(PKGS)
