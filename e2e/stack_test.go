@@ -61,7 +61,46 @@ func buildServices(dir string) error {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, b)
 	}
+	// The NATS server runs as its own process too (built from the module the platform uses),
+	// like the services: nothing of the stack shares the test's address space.
+	cmd = exec.Command("go", "build", "-o", filepath.Join(dir, "nats-server"), "github.com/nats-io/nats-server/v2")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building nats-server: %v: %s", err, b)
+	}
 	return nil
+}
+
+// startNATS runs a JetStream-enabled nats-server process on a free port until the test ends.
+func startNATS(t testing.TB) string {
+	t.Helper()
+	port := freePorts(t, 1)
+	cmd := exec.Command(filepath.Join(binDir, "nats-server"), "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js",
+		"-sd", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			return err
+		}
+		nc.Close()
+		return nil
+	})
+	return url
 }
 
 // syncBuffer collects the stack's output for failure reports.
@@ -124,7 +163,7 @@ func freePorts(t testing.TB, n int) int {
 func newStack(t testing.TB, extraEnv ...string) *stack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t)
-	natsURL := testkit.NATS(t)
+	natsURL := startNATS(t)
 	cfg, err := devstack.LoadConfig(map[string]string{})
 	if err != nil {
 		t.Fatal(err)

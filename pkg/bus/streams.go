@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -87,13 +88,34 @@ func Provision(ctx context.Context, js jetstream.JetStream, opts ProvisionOption
 	return nil
 }
 
-// upsertStream is CreateOrUpdateStream that survives a race with another service: between
-// its update (stream not found) and its create, the other may have created the stream with a
-// slightly different configuration, which the create refuses; updating then wins.
+// upsertStream creates the stream, or updates it when its configuration differs. A stream that
+// already has the configuration is left alone: every service provisions at start, and an
+// update that changes nothing still rewrites the stream's store configuration on the server
+// while other services create their consumers on it. Two services creating the same stream at
+// once is settled by looking again.
 func upsertStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	_, err := js.CreateOrUpdateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		_, err = js.UpdateStream(ctx, cfg)
+	for attempt := 0; ; attempt++ {
+		s, err := js.Stream(ctx, cfg.Name)
+		switch {
+		case err == nil:
+			if sameStreamConfig(s.CachedInfo().Config, cfg) {
+				return nil
+			}
+			_, err = js.UpdateStream(ctx, cfg)
+			return err
+		case !errors.Is(err, jetstream.ErrStreamNotFound):
+			return err
+		}
+		_, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && attempt < 3 {
+			continue
+		}
+		return err
 	}
-	return err
+}
+
+// sameStreamConfig compares the settings Provision manages.
+func sameStreamConfig(a, b jetstream.StreamConfig) bool {
+	return a.Description == b.Description && slices.Equal(a.Subjects, b.Subjects) && a.Storage == b.Storage &&
+		a.Retention == b.Retention && a.Discard == b.Discard && a.Replicas == b.Replicas && a.Duplicates == b.Duplicates
 }
