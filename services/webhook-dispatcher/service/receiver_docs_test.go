@@ -16,6 +16,8 @@ import (
 // codeBlock returns the first fenced block of lang in the receiver documentation.
 func codeBlock(t *testing.T, lang string) string {
 	t.Helper()
+	// docs/webhooks.md of the repository, through a symlink inside this module (go test only
+	// caches on files under the module root).
 	doc, err := os.ReadFile("../docs/webhooks.md")
 	if err != nil {
 		t.Fatal(err)
