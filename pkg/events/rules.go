@@ -62,12 +62,13 @@ var rules = map[string]messageRules{
 		req("company_id", token), req("amount", amount(positive)), req("tx_hash", token),
 		req("balance_before", amount(signed)), req("balance_after", amount(signed)),
 		req("currency", currency), req("timestamp", timestamp),
+		opt("confirmed_at", timestamp), opt("description", text),
 	}, cross: []crossRule{companyMatchesMeta}},
 	TypePoolWithdrawalCompleted: {fields: []fieldRule{
 		req("withdrawal_id", token), req("company_id", token), req("amount", amount(positive)),
 		req("to_address", token), req("tx_hash", token),
 		req("balance_before", amount(signed)), req("balance_after", amount(signed)),
-		req("currency", currency), req("timestamp", timestamp),
+		req("currency", currency), req("timestamp", timestamp), opt("confirmed_at", timestamp),
 	}, cross: []crossRule{companyMatchesMeta}},
 	TypePoolLowBalance: {fields: []fieldRule{
 		req("company_id", token), req("balance", amount(signed)), req("threshold", amount(unsigned)),

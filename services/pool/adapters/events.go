@@ -20,7 +20,11 @@ const currencyUSDC = "USDC"
 // toEvents encodes the pool's changes as events of the contract (proto-events pool.v1):
 // DEPOSIT → pool.deposit_received, WITHDRAWAL → pool.withdrawal_completed, DEBIT →
 // pool.debited, CREDIT → pool.credited, settings → pool.settings_changed, and the crossing of
-// the threshold → pool.low_balance. A movement's id is its event's id.
+// the threshold → pool.low_balance. A movement's id is its event's id, and its creation time
+// the event's occurred_at. The events hold everything the read tables hold, so that the
+// tables can be rebuilt from them (ReadModel); what a webhook event has no SPEC 6.4 field for
+// (a deposit's time of finality and description, a withdrawal's time of finality) goes into
+// its internal fields.
 func toEvents(id domain.ID, changes []domain.Change) ([]eventstore.Event, error) {
 	out := make([]eventstore.Event, 0, len(changes))
 	for _, c := range changes {
@@ -66,6 +70,7 @@ func movementMessage(id domain.ID, m *domain.Movement) (proto.Message, error) {
 			Meta: md, CompanyId: id.CompanyID, Amount: m.Amount.String(), TxHash: m.TxHash,
 			BalanceBefore: m.BalanceBefore.String(), BalanceAfter: m.BalanceAfter.String(),
 			Currency: currencyUSDC, Timestamp: rfc3339(m.CreatedAt),
+			ConfirmedAt: rfc3339(m.ConfirmedAt), Description: m.Description,
 		}, nil
 	case domain.Withdrawal:
 		magnitude, err := m.Amount.Neg()
@@ -76,7 +81,7 @@ func movementMessage(id domain.ID, m *domain.Movement) (proto.Message, error) {
 			Meta: md, WithdrawalId: m.WithdrawalID, CompanyId: id.CompanyID, Amount: magnitude.String(),
 			ToAddress: m.ToAddress, TxHash: m.TxHash,
 			BalanceBefore: m.BalanceBefore.String(), BalanceAfter: m.BalanceAfter.String(),
-			Currency: currencyUSDC, Timestamp: rfc3339(m.CreatedAt),
+			Currency: currencyUSDC, Timestamp: rfc3339(m.CreatedAt), ConfirmedAt: rfc3339(m.ConfirmedAt),
 		}, nil
 	case domain.Debit:
 		p := paymentOf(m)

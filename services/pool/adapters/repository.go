@@ -110,6 +110,11 @@ type Recorded struct {
 // happen in between.
 func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (Recorded, error) {
 	out := Recorded{Duplicates: map[string]uuid.UUID{}}
+	for _, f := range facts {
+		if want := factKey(f); f.Key != want {
+			return out, fmt.Errorf("pool: a %s fact with key %q, want %q", f.Type, f.Key, want)
+		}
+	}
 	l, err := r.lock(ctx, tx, id)
 	if err != nil {
 		return out, err
@@ -142,6 +147,16 @@ func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, f
 		}
 	}
 	return out, r.save(ctx, tx, l)
+}
+
+// factKey is the key a fact must have: the one a rebuild of movement_keys derives from the
+// movement's event (domain.KeyOf).
+func factKey(f domain.Fact) string {
+	var paymentID string
+	if f.Payment != nil {
+		paymentID = f.Payment.PaymentID
+	}
+	return domain.KeyOf(f.Type, f.TxHash, f.WithdrawalID, paymentID)
 }
 
 // claimKeys inserts the facts' keys and reports which facts are new: not recorded before and
@@ -209,6 +224,14 @@ func (r *Repository) save(ctx context.Context, tx pgx.Tx, l *loaded) error {
 	p := l.pool
 	changes := p.Changes()
 	if len(changes) == 0 {
+		// A pool locked for the first time and left unchanged (settings set to what they
+		// were) has no event: its row goes, as a rebuild from the events would not make it.
+		if p.Version() == 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM balances WHERE company_id = $1 AND environment = $2 AND version = 0`,
+				p.ID().CompanyID, p.ID().Environment); err != nil {
+				return fmt.Errorf("releasing pool %s: %w", p.ID().StreamID(), err)
+			}
+		}
 		return nil
 	}
 	evs, err := toEvents(p.ID(), changes)
@@ -231,15 +254,30 @@ func (r *Repository) save(ctx context.Context, tx pgx.Tx, l *loaded) error {
 	_, err = tx.Exec(ctx, `UPDATE balances SET balance = $3, low_threshold = $4, auto_top_up_enabled = $5,
         version = $6, movement_count = movement_count + $7, deposit_count = deposit_count + $8,
         debit_count = debit_count + $9, credit_count = credit_count + $10,
-        withdrawal_count = withdrawal_count + $11, updated_at = now()
+        withdrawal_count = withdrawal_count + $11, updated_at = $12
         WHERE company_id = $1 AND environment = $2`,
 		p.ID().CompanyID, p.ID().Environment, p.Balance().Micros(), s.LowThreshold.Micros(), s.AutoTopUpEnabled,
 		p.Version(), counts.total, counts.byType[domain.Deposit], counts.byType[domain.Debit],
-		counts.byType[domain.Credit], counts.byType[domain.Withdrawal])
+		counts.byType[domain.Credit], counts.byType[domain.Withdrawal], changeTime(changes[len(changes)-1]))
 	if err != nil {
 		return fmt.Errorf("updating pool %s: %w", p.ID().StreamID(), err)
 	}
 	return nil
+}
+
+// changeTime is when c happened: its event's occurred_at, and the balances row's updated_at
+// once c is the pool's last change (a pure function of the events, unlike now()).
+func changeTime(c domain.Change) time.Time {
+	switch c := c.(type) {
+	case *domain.Movement:
+		return c.CreatedAt
+	case *domain.SettingsChanged:
+		return c.At
+	case *domain.LowBalance:
+		return c.At
+	default:
+		return time.Time{}
+	}
 }
 
 type movementCounts struct {

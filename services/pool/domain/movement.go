@@ -74,8 +74,11 @@ type Fact struct {
 	// redeliveries (see Key helpers).
 	Key string
 	// Amount is the magnitude moved, strictly positive; the movement's amount carries the sign.
-	Amount       money.Amount
-	TxHash       string
+	Amount money.Amount
+	TxHash string
+	// Description replaces the default description (DefaultDescription) of a deposit, debit or
+	// credit, whose events carry it; a withdrawal always has the default one, which its event
+	// (a webhook event with the fields of SPEC 6.4) lets a projection derive.
 	Description  string
 	Payment      *PaymentRef
 	WithdrawalID string
@@ -96,6 +99,21 @@ func DebitKey(paymentID string) string { return "debit:" + paymentID }
 // CreditKey is the idempotency key of a refund: one CREDIT per payment id (a payment is
 // refunded at most once).
 func CreditKey(paymentID string) string { return "credit:" + paymentID }
+
+// KeyOf is the idempotency key of a movement of type t, from the fields its event carries:
+// what DepositKey, WithdrawalKey, DebitKey and CreditKey give the pool's inputs.
+func KeyOf(t MovementType, txHash, withdrawalID, paymentID string) string {
+	switch t {
+	case Deposit:
+		return DepositKey(txHash)
+	case Withdrawal:
+		return WithdrawalKey(withdrawalID)
+	case Debit:
+		return DebitKey(paymentID)
+	default:
+		return CreditKey(paymentID)
+	}
+}
 
 // Movement is a recorded pool transaction: a change of the balance with its snapshots.
 type Movement struct {

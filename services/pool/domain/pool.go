@@ -91,7 +91,7 @@ func (p *Pool) Record(f Fact, id uuid.UUID, now time.Time) (*Movement, error) {
 	if (f.Type == Debit || f.Type == Credit) && f.Payment == nil {
 		return nil, fmt.Errorf("%w: a %s needs its payment", ErrInvalidAmount, f.Type)
 	}
-	if f.Description == "" {
+	if f.Description == "" || f.Type == Withdrawal {
 		f.Description = describe(f)
 	}
 	signed := f.Amount
@@ -159,16 +159,22 @@ func (p *Pool) Apply(c Change) {
 }
 
 // describe is the description of a movement whose fact came without one.
-func describe(f Fact) string {
-	switch f.Type {
+func describe(f Fact) string { return DefaultDescription(f.Type, f.Payment, f.ToAddress) }
+
+// DefaultDescription is the description the pool gives a movement of type t whose fact came
+// without one, from its payment (DEBIT, CREDIT) or destination address (WITHDRAWAL). It is a
+// pure function of what the movement's event holds, so a projection of the events derives the
+// same text.
+func DefaultDescription(t MovementType, p *PaymentRef, toAddress string) string {
+	switch t {
 	case Deposit:
 		return "Deposit to the treasury pool"
 	case Withdrawal:
-		return "Withdrawal to " + f.ToAddress
+		return "Withdrawal to " + toAddress
 	case Debit:
-		return "Payment " + f.Payment.PaymentID + " to " + merchantLabel(f.Payment)
+		return "Payment " + p.PaymentID + " to " + merchantLabel(p)
 	default:
-		return "Refund of payment " + f.Payment.PaymentID + " (" + merchantLabel(f.Payment) + ")"
+		return "Refund of payment " + p.PaymentID + " (" + merchantLabel(p) + ")"
 	}
 }
 

@@ -119,3 +119,41 @@ func TestChangeSettings(t *testing.T) {
 		t.Fatalf("negative threshold: %v", err)
 	}
 }
+
+// The description and key of a movement follow from what its event carries: a deposit, debit
+// or credit keeps the description its fact gives, a withdrawal always has the default one.
+func TestDescriptionsAndKeysDeriveFromTheEvent(t *testing.T) {
+	p := domain.New(id)
+	dep := fact(domain.Deposit, "10.00")
+	dep.Description = "Simulated deposit (test mode)"
+	w := domain.Fact{Type: domain.Withdrawal, Key: domain.WithdrawalKey("w1"), Amount: money.MustParse("1.00"),
+		WithdrawalID: "w1", ToAddress: "0xbank", Description: "ignored"}
+	deb := fact(domain.Debit, "2.00")
+	cred := fact(domain.Credit, "2.00")
+	cred.Payment.MerchantName = "Blue Bottle"
+	want := []string{"Simulated deposit (test mode)", "Withdrawal to 0xbank", "Payment p to merchant m",
+		"Refund of payment p (Blue Bottle)"}
+	for i, f := range []domain.Fact{dep, w, deb, cred} {
+		m, err := p.Record(f, uuid.New(), time.Now())
+		if err != nil || m.Description != want[i] {
+			t.Fatalf("%s: description %q (%v), want %q", f.Type, m.Description, err, want[i])
+		}
+	}
+	if got := domain.DefaultDescription(domain.Deposit, nil, ""); got != "Deposit to the treasury pool" {
+		t.Fatalf("default deposit description %q", got)
+	}
+	for _, c := range []struct {
+		typ              domain.MovementType
+		txHash, wid, pid string
+		want             string
+	}{
+		{domain.Deposit, "0xa", "", "", domain.DepositKey("0xa")},
+		{domain.Withdrawal, "0xw", "w1", "", domain.WithdrawalKey("w1")},
+		{domain.Debit, "0xp", "", "p1", domain.DebitKey("p1")},
+		{domain.Credit, "0xr", "", "p1", domain.CreditKey("p1")},
+	} {
+		if got := domain.KeyOf(c.typ, c.txHash, c.wid, c.pid); got != c.want {
+			t.Errorf("KeyOf(%s) = %q, want %q", c.typ, got, c.want)
+		}
+	}
+}

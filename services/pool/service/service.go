@@ -45,7 +45,7 @@ func OptionsWith(t Tuning) svc.Options {
 	}
 	return svc.Options{
 		Name:              "pool",
-		Schema:            "pool",
+		Schema:            adapters.Schema,
 		Migrations:        []fs.FS{eventstore.Migrations, projection.Migrations, adapters.Migrations},
 		DefaultHealthAddr: "127.0.0.1:8082",
 		RelayStream:       "POOL",

@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 )
 
 // TimeLayout is how the envelope's timestamp and the log's times are written: ISO 8601 in UTC
@@ -22,7 +24,8 @@ const metaField = "meta"
 
 // Payload serialises the webhook envelope of SPEC 2.9 for an event: {"event", "timestamp",
 // "data"}, where data holds exactly the fields of the event's message other than its metadata
-// block, in declaration order, named as in SPEC 6.4 (the contract's field names are the
+// block and the fields marked internal (payplat.common.v1.internal: data the platform keeps for
+// its own consumers, such as the time of finality of a pool deposit), in declaration order, named as in SPEC 6.4 (the contract's field names are the
 // specification's). Strings stay strings; a nested message (device.registered metadata) becomes
 // an object of its string members, always present. The bytes are produced once per delivery and
 // stored, so every attempt sends and signs the same bytes.
@@ -46,7 +49,7 @@ func writeObject(b *bytes.Buffer, m protoreflect.Message, skipMeta bool) error {
 	first := true
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if skipMeta && fd.Name() == metaField {
+		if skipMeta && fd.Name() == metaField || internal(fd) {
 			continue
 		}
 		if !first {
@@ -61,6 +64,13 @@ func writeObject(b *bytes.Buffer, m protoreflect.Message, skipMeta bool) error {
 	}
 	b.WriteString("}")
 	return nil
+}
+
+// internal reports whether fd is marked [(payplat.common.v1.internal) = true]: not part of the
+// webhook payload.
+func internal(fd protoreflect.FieldDescriptor) bool {
+	v, _ := proto.GetExtension(fd.Options(), commonv1.E_Internal).(bool)
+	return v
 }
 
 func writeValue(b *bytes.Buffer, m protoreflect.Message, fd protoreflect.FieldDescriptor) error {

@@ -16,10 +16,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/testkit"
+	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -118,6 +120,9 @@ func dataOf(m protoreflect.Message) map[string]any {
 		fd := fields.Get(i)
 		switch {
 		case fd.Name() == "meta":
+		case proto.GetExtension(fd.Options(), commonv1.E_Internal).(bool):
+			// Kept for the platform's consumers, never sent (the exact field sets of SPEC 6.4
+			// are checked in the domain package).
 		case fd.Kind() == protoreflect.MessageKind:
 			out[string(fd.Name())] = dataOf(m.Get(fd).Message())
 		default:

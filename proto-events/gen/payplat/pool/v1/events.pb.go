@@ -49,7 +49,15 @@ type PoolDepositReceived struct {
 	// Always "USDC". Required.
 	Currency string `protobuf:"bytes,7,opt,name=currency,proto3" json:"currency,omitempty"`
 	// Time the deposit was recorded, RFC 3339. Required.
-	Timestamp     string `protobuf:"bytes,8,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Timestamp string `protobuf:"bytes,8,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Internal, not in the webhook payload: time of finality of the deposit (when the chain
+	// watcher detected it), RFC 3339; the pool transaction's confirmed_at. Optional: when empty,
+	// timestamp.
+	ConfirmedAt string `protobuf:"bytes,9,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
+	// Internal, not in the webhook payload: the pool transaction's human-readable description
+	// (for example "Simulated deposit (test mode)"). Optional: when empty, the default
+	// description of a deposit.
+	Description   string `protobuf:"bytes,10,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -140,6 +148,20 @@ func (x *PoolDepositReceived) GetTimestamp() string {
 	return ""
 }
 
+func (x *PoolDepositReceived) GetConfirmedAt() string {
+	if x != nil {
+		return x.ConfirmedAt
+	}
+	return ""
+}
+
+func (x *PoolDepositReceived) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 // PoolWithdrawalCompleted: USDC was withdrawn from the treasury wallet.
 // Subject pool.<env>.<company_id>.withdrawal_completed, type pool.withdrawal_completed.
 type PoolWithdrawalCompleted struct {
@@ -163,7 +185,11 @@ type PoolWithdrawalCompleted struct {
 	// Always "USDC". Required.
 	Currency string `protobuf:"bytes,9,opt,name=currency,proto3" json:"currency,omitempty"`
 	// Time the withdrawal was recorded, RFC 3339. Required.
-	Timestamp     string `protobuf:"bytes,10,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Timestamp string `protobuf:"bytes,10,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Internal, not in the webhook payload: time of finality of the withdrawal (when the
+	// treasury completed it), RFC 3339; the pool transaction's confirmed_at. Optional: when
+	// empty, timestamp.
+	ConfirmedAt   string `protobuf:"bytes,11,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -264,6 +290,13 @@ func (x *PoolWithdrawalCompleted) GetCurrency() string {
 func (x *PoolWithdrawalCompleted) GetTimestamp() string {
 	if x != nil {
 		return x.Timestamp
+	}
+	return ""
+}
+
+func (x *PoolWithdrawalCompleted) GetConfirmedAt() string {
+	if x != nil {
+		return x.ConfirmedAt
 	}
 	return ""
 }
@@ -751,7 +784,7 @@ var File_payplat_pool_v1_events_proto protoreflect.FileDescriptor
 
 const file_payplat_pool_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1cpayplat/pool/v1/events.proto\x12\x0fpayplat.pool.v1\x1a\x1cpayplat/common/v1/meta.proto\"\x9d\x02\n" +
+	"\x1cpayplat/pool/v1/events.proto\x12\x0fpayplat.pool.v1\x1a\x1cpayplat/common/v1/meta.proto\x1a\x1fpayplat/common/v1/options.proto\"\xee\x02\n" +
 	"\x13PoolDepositReceived\x120\n" +
 	"\x04meta\x18\x01 \x01(\v2\x1c.payplat.common.v1.EventMetaR\x04meta\x12\x1d\n" +
 	"\n" +
@@ -761,7 +794,10 @@ const file_payplat_pool_v1_events_proto_rawDesc = "" +
 	"\x0ebalance_before\x18\x05 \x01(\tR\rbalanceBefore\x12#\n" +
 	"\rbalance_after\x18\x06 \x01(\tR\fbalanceAfter\x12\x1a\n" +
 	"\bcurrency\x18\a \x01(\tR\bcurrency\x12\x1c\n" +
-	"\ttimestamp\x18\b \x01(\tR\ttimestamp\"\xe5\x02\n" +
+	"\ttimestamp\x18\b \x01(\tR\ttimestamp\x12'\n" +
+	"\fconfirmed_at\x18\t \x01(\tB\x04\x88\xb5\x18\x01R\vconfirmedAt\x12&\n" +
+	"\vdescription\x18\n" +
+	" \x01(\tB\x04\x88\xb5\x18\x01R\vdescription\"\x8e\x03\n" +
 	"\x17PoolWithdrawalCompleted\x120\n" +
 	"\x04meta\x18\x01 \x01(\v2\x1c.payplat.common.v1.EventMetaR\x04meta\x12#\n" +
 	"\rwithdrawal_id\x18\x02 \x01(\tR\fwithdrawalId\x12\x1d\n" +
@@ -775,7 +811,8 @@ const file_payplat_pool_v1_events_proto_rawDesc = "" +
 	"\rbalance_after\x18\b \x01(\tR\fbalanceAfter\x12\x1a\n" +
 	"\bcurrency\x18\t \x01(\tR\bcurrency\x12\x1c\n" +
 	"\ttimestamp\x18\n" +
-	" \x01(\tR\ttimestamp\"\xd3\x01\n" +
+	" \x01(\tR\ttimestamp\x12'\n" +
+	"\fconfirmed_at\x18\v \x01(\tB\x04\x88\xb5\x18\x01R\vconfirmedAt\"\xd3\x01\n" +
 	"\x0ePoolLowBalance\x120\n" +
 	"\x04meta\x18\x01 \x01(\v2\x1c.payplat.common.v1.EventMetaR\x04meta\x12\x1d\n" +
 	"\n" +
