@@ -38,12 +38,32 @@ func traceFrom(ctx context.Context) Trace {
 	return t
 }
 
+type entryTracesKey struct{}
+
+// WithEntryTraces returns ctx carrying a trace per ledger entry id, for an append of entries
+// caused by different messages (the ledger consumer's batches).
+func WithEntryTraces(ctx context.Context, traces map[uuid.UUID]Trace) context.Context {
+	return context.WithValue(ctx, entryTracesKey{}, traces)
+}
+
+// traceOf is the trace of ev: its entry's own, else the context's.
+func traceOf(ctx context.Context, ev domain.Event) Trace {
+	if e, ok := ev.(domain.LedgerEntryRecorded); ok {
+		if traces, _ := ctx.Value(entryTracesKey{}).(map[uuid.UUID]Trace); traces != nil {
+			if t, ok := traces[e.EntryID]; ok {
+				return t
+			}
+		}
+	}
+	return traceFrom(ctx)
+}
+
 // StreamID is the event-store stream of a merchant.
 func StreamID(id uuid.UUID) string { return "merchant-" + id.String() }
 
 // encode turns a domain event of merchant m (company, environment) into an event to append.
 func encode(ctx context.Context, companyID, env string, ev domain.Event) (eventstore.Event, error) {
-	t := traceFrom(ctx)
+	t := traceOf(ctx, ev)
 	meta := func(at time.Time) *commonv1.EventMeta {
 		return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.New(at), CompanyId: companyID,
 			Environment: env, CorrelationId: t.CorrelationID, CausationId: t.CausationID}

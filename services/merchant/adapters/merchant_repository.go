@@ -124,6 +124,24 @@ func (r *MerchantRepository) HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UU
 	return ok, err
 }
 
+// ExistingEntries returns which of sourceKeys the merchant's ledger already holds.
+func (r *MerchantRepository) ExistingEntries(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKeys []string) (map[string]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT source_key FROM merchant_ledger WHERE merchant_id = $1 AND source_key = ANY($2)`,
+		id, sourceKeys)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		out[k] = true
+	}
+	return out, nil
+}
+
 // Events returns the domain events of a merchant's stream, for rebuilding it (tests compare the
 // fold with the read row).
 func (r *MerchantRepository) Events(ctx context.Context, id uuid.UUID) ([]domain.Event, error) {

@@ -146,6 +146,22 @@ func (m *Merchant) RecordEntry(e NewEntry, now time.Time) (LedgerEntryRecorded, 
 		Status: EntryCompleted, Description: e.Description, At: now.UTC()}, nil
 }
 
+// RecordEntries decides several ledger entries in a row without changing m: each entry's
+// balance_before is the previous one's balance_after.
+func (m *Merchant) RecordEntries(es []NewEntry, now time.Time) ([]LedgerEntryRecorded, error) {
+	next := *m
+	out := make([]LedgerEntryRecorded, 0, len(es))
+	for _, e := range es {
+		rec, err := next.RecordEntry(e, now)
+		if err != nil {
+			return nil, err
+		}
+		next.balance = rec.BalanceAfter
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
 // Apply folds an event into the state.
 func (m *Merchant) Apply(ev Event) error {
 	switch e := ev.(type) {

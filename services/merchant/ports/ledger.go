@@ -34,6 +34,7 @@ type LedgerStore interface {
 	UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, scope app.Scope,
 		decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error)
 	HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKey string) (bool, error)
+	ExistingEntries(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKeys []string) (map[string]bool, error)
 }
 
 // LedgerProjector turns payment.confirmed (PAYMENT, +amount) and merchant_wallet deposits and
@@ -87,6 +88,85 @@ func (p *LedgerProjector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Ev
 		return fmt.Errorf("%w: %s %s for merchant %s: %v", projection.ErrPermanent, ev.Type, ev.ID, merchantID, err)
 	}
 	return err
+}
+
+// ApplyBatch implements projection.BatchProjector: the entries a batch brings for one merchant
+// are decided together, under one row lock, with one de-duplication query and one append, the
+// balance chaining through them in batch order. Any event the batch cannot take (an unknown
+// merchant, another tenant, an invalid amount) makes the whole batch permanent-failed, and the
+// runner then applies its events one by one, so that only that event goes to dead letter.
+func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	type item struct {
+		entry domain.NewEntry
+		key   string
+	}
+	var (
+		order  []uuid.UUID
+		groups = map[uuid.UUID][]item{}
+		scopes = map[uuid.UUID]app.Scope{}
+		traces = map[uuid.UUID]adapters.Trace{}
+	)
+	for _, ev := range evs {
+		merchantID, entry, err := entryOf(ev)
+		if err != nil {
+			return fmt.Errorf("%w: %s %s: %v", projection.ErrPermanent, ev.Type, ev.ID, err)
+		}
+		meta := events.Meta(ev.Msg)
+		scope := app.Scope{CompanyID: meta.GetCompanyId(), Environment: meta.GetEnvironment()}
+		if s, ok := scopes[merchantID]; ok && s != scope {
+			return fmt.Errorf("%w: %s %s: merchant %s in two scopes", projection.ErrPermanent, ev.Type, ev.ID, merchantID)
+		}
+		if _, ok := groups[merchantID]; !ok {
+			order = append(order, merchantID)
+		}
+		scopes[merchantID] = scope
+		groups[merchantID] = append(groups[merchantID], item{entry: entry,
+			key: domain.SourceKey(entry.Type, entry.PaymentID, entry.TxHash)})
+		corr := meta.GetCorrelationId()
+		if corr == "" {
+			corr = ev.ID.String()
+		}
+		traces[entry.ID] = adapters.Trace{CorrelationID: corr, CausationID: ev.ID.String()}
+	}
+	ctx = adapters.WithEntryTraces(ctx, traces)
+	for _, merchantID := range order {
+		items := groups[merchantID]
+		_, err := p.store.UpdateTx(ctx, tx, merchantID, scopes[merchantID], func(m *domain.Merchant) ([]domain.Event, error) {
+			keys := make([]string, len(items))
+			for i, it := range items {
+				keys[i] = it.key
+			}
+			seen, err := p.store.ExistingEntries(ctx, tx, merchantID, keys)
+			if err != nil {
+				return nil, err
+			}
+			var fresh []domain.NewEntry
+			for _, it := range items {
+				if seen[it.key] {
+					continue
+				}
+				seen[it.key] = true // the same fact twice in one batch is one entry
+				fresh = append(fresh, it.entry)
+			}
+			recs, err := m.RecordEntries(fresh, p.now().Truncate(time.Microsecond))
+			if err != nil {
+				return nil, err
+			}
+			out := make([]domain.Event, len(recs))
+			for i, rec := range recs {
+				out[i] = rec
+			}
+			return out, nil
+		})
+		var invalid *domain.ValidationError
+		if errors.Is(err, domain.ErrNotFound) || errors.As(err, &invalid) {
+			return fmt.Errorf("%w: merchant %s: %v", projection.ErrPermanent, merchantID, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entryOf maps a bus event to the merchant it concerns and the entry to record. The entry id
