@@ -71,15 +71,18 @@ func (s *Supervisor) wait(c *child, stdout, stderr *LineWriter) {
 	err := c.cmd.Wait()
 	stdout.Flush()
 	stderr.Flush()
-	close(c.done)
 	s.mu.Lock()
 	stopping := s.stopping
 	s.mu.Unlock()
+	// Logged before done closes: Stop returns once every done is closed, and what it logged
+	// must be in the output by then.
 	if stopping {
 		s.log.Debug("stopped", "service", c.name, "status", exitStatus(err))
+		close(c.done)
 		return
 	}
 	s.log.Error("service exited unexpectedly", "service", c.name, "status", exitStatus(err))
+	close(c.done)
 	select {
 	case s.exits <- Exit{Name: c.name, Err: err}:
 	default: // the first exits are enough to act on
