@@ -29,6 +29,9 @@ func lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
+// afterLock, when set (tests), runs right after the lock is taken.
+var afterLock func()
+
 // acquireLeadership blocks until this process holds the relay's lock.
 func acquireLeadership(ctx context.Context, store *eventstore.Store, name string, retry time.Duration) (*leadership, error) {
 	conn, err := store.DB().Acquire(ctx)
@@ -49,7 +52,14 @@ func acquireLeadership(ctx context.Context, store *eventstore.Store, name string
 			return nil, ctx.Err()
 		}
 	}
+	if afterLock != nil {
+		afterLock()
+	}
 	if _, err := conn.Exec(ctx, `SELECT set_config('application_name', $1, false)`, "relay:"+name); err != nil {
+		// The session holds the lock now: back in the pool, a healthy connection would keep it
+		// (a cancelled ctx makes Exec return before touching the connection), and no relay
+		// could ever lead again. Closing the connection releases the lock for sure.
+		_ = conn.Conn().Close(context.Background())
 		conn.Release()
 		return nil, err
 	}

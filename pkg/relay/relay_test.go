@@ -413,3 +413,30 @@ func TestRelayDoesNotSkipLateCommit(t *testing.T) {
 	stop()
 	e.assertExactlyTheStore(t)
 }
+
+// A relay stopped right after it took the leader lock (before it finished becoming leader)
+// must not leave the lock behind on a pooled connection, or no relay could ever lead again.
+// Not parallel: it sets a package hook.
+func TestRelayStoppedWhileTakingLeadershipLeavesNoLock(t *testing.T) {
+	e := newEnv(t, 0)
+	e.appendEvents(t, 3, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	afterLock = cancel
+	_, err := acquireLeadership(ctx, e.store, "merchant", 5*time.Millisecond)
+	afterLock = nil
+	if err == nil {
+		t.Fatal("leadership taken although its context was cancelled")
+	}
+	var held int
+	if err := e.store.DB().QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).
+		Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 {
+		t.Fatalf("%d advisory locks still held after the failed start", held)
+	}
+	stop := run(e.relay(t, Config{BatchSize: 10}))
+	defer stop()
+	e.waitForCount(t, 6)
+}
