@@ -45,12 +45,15 @@ type SourceReader interface {
 	// Next returns the next batch of at most max events, or none once it has reached what the
 	// source held when the reader was opened (or later).
 	Next(ctx context.Context, max int) ([]Event, error)
-	// Lock runs first in the swap transaction, before the live tables are locked: a source
-	// that writers append to in the same database locks them out here, so that nothing can
-	// commit behind what Finish reads.
+	// Lock runs first in the swap transaction, before the live tables are locked: what the
+	// live writers lock before the read tables is locked here, in their order, so that the
+	// swap never deadlocks with them (a stream source takes projection_applied, where the
+	// live consumer records an event before applying it). What writers lock after the read
+	// tables (an event store they append to) is locked by Finish.
 	Lock(ctx context.Context, tx pgx.Tx) error
 	// Finish runs inside the swap transaction, once the live tables are locked against the
-	// live writers: it passes every event after those Next returned to apply, in order, and
+	// live writers: it locks out whatever else could commit events behind what it reads,
+	// passes every event after those Next returned to apply, in order, and
 	// records in tx what the live writer needs in order not to apply them a second time. The
 	// swap transaction may be rolled back (a deadlock with a live writer) and Finish called
 	// again: it must then deliver the same events again, and more.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,33 +34,88 @@ func (s StoreSource) Open(context.Context) (SourceReader, error) {
 type storeReader struct {
 	store *eventstore.Store
 	pos   eventstore.Position
+	// next is the version of each stream to deliver next (absent: 1); held are events read
+	// ahead of a predecessor of their stream, by stream, in version order.
+	next map[string]int64
+	held map[string][]Event
 }
 
-// Next reads gap-safely: nothing can commit later behind what it returns.
+// Next reads gap-safely: nothing can commit later behind what it returns. The store's order,
+// (transaction id, position), is not always the version order of a stream: a transaction that
+// took its id before waiting on the stream's lock appends after one with a larger id. Each
+// stream's events are therefore delivered in version order, an event that comes before its
+// predecessor being held back until the predecessor has been read.
 func (r *storeReader) Next(ctx context.Context, max int) ([]Event, error) {
-	recs, err := r.store.ReadAll(ctx, r.store.DB(), r.pos, max)
-	if err != nil || len(recs) == 0 {
-		return nil, err
+	for {
+		recs, err := r.store.ReadAll(ctx, r.store.DB(), r.pos, max)
+		if err != nil || len(recs) == 0 {
+			return nil, err
+		}
+		evs, err := decodeRecorded(recs)
+		if err != nil {
+			return nil, err
+		}
+		r.pos = recs[len(recs)-1].Position
+		if out := r.inVersionOrder(evs); len(out) > 0 {
+			return out, nil
+		}
 	}
-	evs, err := decodeRecorded(recs)
-	if err != nil {
-		return nil, err
-	}
-	r.pos = recs[len(recs)-1].Position
-	return evs, nil
 }
 
-// Lock keeps appenders out of the store until the swap commits (appends in flight finish
-// first), so that the events Finish reads are all there will be up to the swap.
-func (r *storeReader) Lock(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`)
-	return err
+// inVersionOrder returns the events of evs, and the held ones they complete, that follow
+// their stream's last delivered event; it holds back the others.
+func (r *storeReader) inVersionOrder(evs []Event) []Event {
+	if r.next == nil {
+		r.next, r.held = map[string]int64{}, map[string][]Event{}
+	}
+	out := make([]Event, 0, len(evs))
+	for _, ev := range evs {
+		want := max(r.next[ev.StreamID], 1)
+		if ev.Version > want {
+			h := append(r.held[ev.StreamID], ev)
+			sort.Slice(h, func(i, j int) bool { return h[i].Version < h[j].Version })
+			r.held[ev.StreamID] = h
+			continue
+		}
+		out = append(out, ev)
+		want = max(want, ev.Version+1)
+		h := r.held[ev.StreamID]
+		for len(h) > 0 && h[0].Version <= want {
+			out = append(out, h[0])
+			want = max(want, h[0].Version+1)
+			h = h[1:]
+		}
+		if len(h) == 0 {
+			delete(r.held, ev.StreamID)
+		} else {
+			r.held[ev.StreamID] = h
+		}
+		r.next[ev.StreamID] = want
+	}
+	return out
 }
+
+// Lock takes nothing: Finish locks the store, after the live tables. Appenders write their
+// service's read tables (the pool's balances row, the merchant's row, locked FOR UPDATE or
+// inserted) before they append to the store, and a swap that held the store while waiting
+// for the read tables would deadlock with every append in flight.
+func (r *storeReader) Lock(context.Context, pgx.Tx) error { return nil }
 
 // Finish applies the rest of the store and moves a store-fed projection's checkpoint (if it
 // has one) past it.
 func (r *storeReader) Finish(ctx context.Context, tx pgx.Tx, projection string, apply func([]Event) error) error {
 	pos := r.pos
+	// A retried swap reads again from r.pos: leave the ordering state as Next left it.
+	next, held := maps.Clone(r.next), make(map[string][]Event, len(r.held))
+	for k, h := range r.held {
+		held[k] = slices.Clone(h)
+	}
+	defer func() { r.next, r.held = next, held }()
+	// Keep appenders out of the store until the swap commits (appends in flight finish
+	// first), so that the events read here are all there will be up to the swap.
+	if _, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
+		return err
+	}
 	for {
 		recs, err := r.store.ReadVisible(ctx, tx, pos, 5000)
 		if err != nil {
@@ -70,10 +128,15 @@ func (r *storeReader) Finish(ctx context.Context, tx pgx.Tx, projection string, 
 		if err != nil {
 			return err
 		}
-		if err := apply(evs); err != nil {
-			return err
+		if evs := r.inVersionOrder(evs); len(evs) > 0 {
+			if err := apply(evs); err != nil {
+				return err
+			}
 		}
 		pos = recs[len(recs)-1].Position
+	}
+	for stream, h := range r.held {
+		return fmt.Errorf("stream %s: version %d is missing before version %d", stream, r.next[stream], h[0].Version)
 	}
 	_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET tx_id = $2::text::xid8, position = $3, updated_at = now()
         WHERE name = $1 AND (tx_id, position) < ($2::text::xid8, $3::bigint)`,
@@ -152,7 +215,14 @@ func (r *streamReader) Next(ctx context.Context, max int) ([]Event, error) {
 func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Event, error) {
 	var out []Event
 	for r.seen < until && len(out) < max {
-		batch, err := r.cons.Fetch(max-len(out), jetstream.FetchMaxWait(2*time.Second))
+		// Ask for no more than the sequences left up to until: the fetch then returns as soon
+		// as they have arrived instead of waiting out its time-out for a batch that cannot fill
+		// (in Finish that wait would be spent holding the live tables' lock).
+		n := max - len(out)
+		if left := until - r.seen; left < uint64(n) {
+			n = int(left)
+		}
+		batch, err := r.cons.Fetch(n, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +271,15 @@ func (r *streamReader) pending(ctx context.Context) (uint64, error) {
 	return info.NumPending, nil
 }
 
-func (r *streamReader) Lock(context.Context, pgx.Tx) error { return nil }
+// Lock takes projection_applied before the live tables, in the order the live consumer takes
+// them (StreamRunner records an event id there first, then writes the read tables): a consumer
+// transaction in flight finishes first and the next one waits for the swap. In the other order
+// the swap, holding the read tables, would wait on the ids the consumer had just recorded while
+// the consumer waited on the read tables: a deadlock on every attempt while events flow.
+func (r *streamReader) Lock(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `LOCK TABLE projection_applied IN EXCLUSIVE MODE`)
+	return err
+}
 
 // Finish reads the stream up to its last message now (the live tables are locked, so the
 // live consumer cannot apply anything past what is read here before the swap), applies it,
@@ -226,4 +304,14 @@ func (r *streamReader) Finish(ctx context.Context, tx pgx.Tx, projection string,
 	return markAppliedIDs(ctx, tx, projection, r.ids, r.seqs)
 }
 
-func (r *streamReader) Close() {}
+// Close deletes the ordered consumer on the server: left there, it would linger for its
+// inactive threshold and show in `streams` as a consumer with pending messages.
+func (r *streamReader) Close() {
+	info := r.cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.src.JS.DeleteConsumer(ctx, r.src.Stream, info.Name)
+}

@@ -150,15 +150,48 @@ func (r *StreamRunner) handle(ctx context.Context, msgs []jetstream.Msg) error {
 	return nil
 }
 
+// SkipObserver is implemented by a projector that wants to hear of the events a StreamRunner
+// skipped because they had been applied before: redelivered ones, and those a rebuild applied
+// in its swap (it records them as applied so that the live consumer skips them). It is called
+// after the batch's transaction committed. A projector that announces what it applied (for
+// read-your-writes waiters) announces these too: nobody else will.
+type SkipObserver interface {
+	Skipped(evs []Event)
+}
+
 // commit applies the not-yet-applied events of the batch in one transaction.
 func (r *StreamRunner) commit(ctx context.Context, batch []pending) error {
-	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+	var skipped []Event
+	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
 		fresh, err := r.markApplied(ctx, tx, batch)
 		if err != nil {
 			return err
 		}
+		skipped = skippedOf(batch, fresh)
 		return applyAll(ctx, tx, r.projector, fresh)
 	})
+	if o, ok := r.projector.(SkipObserver); ok && err == nil && len(skipped) > 0 {
+		o.Skipped(skipped)
+	}
+	return err
+}
+
+// skippedOf returns the events of batch that are not in fresh, in batch order.
+func skippedOf(batch []pending, fresh []Event) []Event {
+	if len(fresh) == len(batch) {
+		return nil
+	}
+	applied := make(map[uuid.UUID]bool, len(fresh))
+	for _, ev := range fresh {
+		applied[ev.ID] = true
+	}
+	var out []Event
+	for _, p := range batch {
+		if !applied[p.ev.ID] {
+			out = append(out, p.ev)
+		}
+	}
+	return out
 }
 
 func (r *StreamRunner) ack(batch []pending) {

@@ -95,6 +95,20 @@ func (p *Projector) Reset(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// Skipped implements projection.SkipObserver: a payment event the runner skipped as applied
+// before, typically by a rebuild's swap, is announced like an applied one, so that a gateway
+// waiting for it (read your writes) re-reads the row at once instead of running out its
+// deadline.
+func (p *Projector) Skipped(evs []projection.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ev := range evs {
+		if f, err := factOf(ev); err == nil {
+			p.applied = append(p.applied, domain.Payment{Key: f.Key, Status: f.Status})
+		}
+	}
+}
+
 // TakeApplied returns the payments changed since the last call (possibly including some whose
 // transaction then rolled back: the result is a hint to re-read, never a fact).
 func (p *Projector) TakeApplied() []domain.Payment {
