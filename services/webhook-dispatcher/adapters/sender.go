@@ -39,6 +39,10 @@ type Sender struct {
 	policy  domain.URLPolicy
 }
 
+// maxIdleConns bounds the keep-alive connections the Sender holds, in all and per host: at
+// least one per endpoint lane in use, for a busy dispatcher.
+const maxIdleConns = 2048
+
 // NewSender returns a Sender.
 func NewSender(cfg SenderConfig) *Sender {
 	if cfg.Timeout <= 0 {
@@ -48,14 +52,21 @@ func NewSender(cfg SenderConfig) *Sender {
 	if !cfg.Policy.AllowPrivateNetworks {
 		dialer.Control = guardDial
 	}
+	// Connections are kept alive for every endpoint: many endpoints often share one host (a
+	// receiving platform), each lane with its own HTTP/1.1 connection, and a connection
+	// closed for want of an idle slot costs a TLS handshake on the next attempt. Session
+	// tickets make the handshakes that remain (after IdleConnTimeout) cheaper.
 	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.RootCAs},
+		Proxy:       nil,
+		DialContext: dialer.DialContext,
+		// Only a receiver that offers HTTP/2 in ALPN gets it (the Go client speaks it
+		// without extra configuration then).
+		ForceAttemptHTTP2: true,
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.RootCAs,
+			ClientSessionCache: tls.NewLRUClientSessionCache(maxIdleConns)},
 		TLSHandshakeTimeout:   cfg.Timeout,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   16,
+		MaxIdleConns:          maxIdleConns,
+		MaxIdleConnsPerHost:   maxIdleConns,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

@@ -1,9 +1,11 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,46 +86,65 @@ func deliveryDest(d *domain.Delivery) []any {
 		&d.ErrorMessage, &d.CreatedAt}
 }
 
-func scanClaims(rows pgx.Rows) ([]domain.Claim, error) {
+// scanClaims reads claims whose lease was asked for at claimedAt (this process's clock).
+func scanClaims(rows pgx.Rows, claimedAt time.Time) ([]domain.Claim, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Claim, error) {
-		var c domain.Claim
+		c := domain.Claim{ClaimedAt: claimedAt}
 		err := row.Scan(append(deliveryDest(&c.Delivery), &c.Token, &c.URL, &c.Enabled, &c.SecretSealed)...)
 		return c, err
 	})
 }
 
-// CreateDeliveries creates, in one transaction, one delivery per new event and deliverable
-// endpoint of its company and environment, each already claimed for its first attempt (due
-// now, leased for lease). An event that already has its delivery (a redelivered bus message)
-// creates nothing. It returns the claims of the deliveries it created.
+// CreateDeliveries creates, in one statement (one round trip, one commit), one delivery per
+// new event and deliverable endpoint of its company and environment, each already claimed for
+// its first attempt (due now, leased for lease). An event that already has its delivery (a
+// redelivered bus message, or the same event twice in news) creates nothing. It returns the
+// claims of the deliveries it created, in the order of news.
 func (s *Store) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
-	var claims []domain.Claim
-	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		claims = claims[:0]
-		token := uuid.New()
-		for _, n := range news {
-			rows, err := tx.Query(ctx, `WITH created AS (
-				INSERT INTO deliveries (id, endpoint_id, company_id, environment, event_id, event_type, payload,
-					next_attempt_at, lease_until, lease_token)
-				SELECT gen_random_uuid(), e.id, e.company_id, e.environment, $3, $4, $5,
-					now(), now() + $6 * interval '1 millisecond', $7
-				FROM endpoints e
-				WHERE e.company_id = $1 AND e.environment = $2 AND e.enabled AND e.url <> ''
-				ON CONFLICT (endpoint_id, event_id) DO NOTHING
-				RETURNING *)
-				SELECT `+claimCols+` FROM created d JOIN endpoints e ON e.id = d.endpoint_id`,
-				n.CompanyID, n.Environment, n.EventID, n.EventType, n.Payload, lease.Milliseconds(), token)
-			if err != nil {
-				return err
-			}
-			c, err := scanClaims(rows)
-			if err != nil {
-				return err
-			}
-			claims = append(claims, c...)
+	type key struct {
+		event        uuid.UUID
+		company, env string
+	}
+	seen := make(map[key]bool, len(news))
+	var (
+		companies, envs, types []string
+		ids                    []uuid.UUID
+		payloads               [][]byte
+	)
+	for _, n := range news {
+		k := key{n.EventID, n.CompanyID, n.Environment}
+		if seen[k] {
+			continue
 		}
-		return nil
-	})
+		seen[k] = true
+		companies = append(companies, n.CompanyID)
+		envs = append(envs, n.Environment)
+		ids = append(ids, n.EventID)
+		types = append(types, n.EventType)
+		payloads = append(payloads, n.Payload)
+	}
+	claimedAt := time.Now()
+	rows, err := s.db.Query(ctx, `WITH input AS (
+			SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::bytea[])
+				WITH ORDINALITY AS i(company_id, environment, event_id, event_type, payload, ord)),
+		created AS (
+			INSERT INTO deliveries (id, endpoint_id, company_id, environment, event_id, event_type, payload,
+				next_attempt_at, lease_until, lease_token)
+			SELECT gen_random_uuid(), e.id, e.company_id, e.environment, i.event_id, i.event_type, i.payload,
+				now(), now() + $6 * interval '1 millisecond', $7
+			FROM input i JOIN endpoints e ON e.company_id = i.company_id AND e.environment = i.environment
+			WHERE e.enabled AND e.url <> ''
+			ORDER BY i.ord
+			ON CONFLICT (endpoint_id, event_id) DO NOTHING
+			RETURNING *)
+		SELECT `+claimCols+` FROM created d JOIN endpoints e ON e.id = d.endpoint_id
+			JOIN input i ON i.event_id = d.event_id AND i.company_id = d.company_id AND i.environment = d.environment
+		ORDER BY i.ord, d.id`,
+		companies, envs, ids, types, payloads, lease.Milliseconds(), uuid.New())
+	if err != nil {
+		return nil, fmt.Errorf("creating deliveries: %w", err)
+	}
+	claims, err := scanClaims(rows, claimedAt)
 	if err != nil {
 		return nil, fmt.Errorf("creating deliveries: %w", err)
 	}
@@ -139,6 +160,7 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([
 
 // claimWhere leases up to limit due, unleased deliveries that also match cond (constant SQL).
 func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
+	claimedAt := time.Now()
 	rows, err := s.db.Query(ctx, `WITH due AS (
 			SELECT id FROM deliveries
 			WHERE next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now()) AND `+cond+`
@@ -154,7 +176,7 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 	if err != nil {
 		return nil, fmt.Errorf("claiming due deliveries: %w", err)
 	}
-	claims, err := scanClaims(rows)
+	claims, err := scanClaims(rows, claimedAt)
 	if err != nil {
 		return nil, fmt.Errorf("claiming due deliveries: %w", err)
 	}
@@ -171,6 +193,7 @@ func (s *Store) ClaimStranded(ctx context.Context, limit int, lease time.Duratio
 // fails with domain.ErrNotFound when there is no such delivery for them, and domain.ErrInFlight
 // when an attempt holds it.
 func (s *Store) ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error) {
+	claimedAt := time.Now()
 	rows, err := s.db.Query(ctx, `WITH target AS (
 			SELECT id, lease_until FROM deliveries
 			WHERE id = $1 AND company_id = $2 AND environment = $3
@@ -184,7 +207,7 @@ func (s *Store) ClaimOne(ctx context.Context, id uuid.UUID, company, env string,
 	if err != nil {
 		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
 	}
-	claims, err := scanClaims(rows)
+	claims, err := scanClaims(rows, claimedAt)
 	if err != nil {
 		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
 	}
@@ -251,4 +274,60 @@ func (s *Store) Record(ctx context.Context, c domain.Claim, a domain.Attempted) 
 		return domain.Delivery{}, fmt.Errorf("recording attempt of delivery %s: %w", c.ID, err)
 	}
 	return d, nil
+}
+
+// RecordAll stores the results of many attempts in one statement (one round trip, one
+// commit), each only under its own claim's lease, and frees those deliveries. It returns, by
+// delivery id, the number of attempts of each delivery it recorded; a delivery missing from
+// it lost its lease meanwhile (the attempt happened, but another one owns the delivery now).
+func (s *Store) RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error) {
+	// Rows are updated in id order, so two batches never wait for each other in a cycle.
+	recs = slices.Clone(recs)
+	slices.SortFunc(recs, func(a, b domain.Recording) int { return bytes.Compare(a.Claim.ID[:], b.Claim.ID[:]) })
+	n := len(recs)
+	var (
+		ids, tokens  = make([]uuid.UUID, n), make([]uuid.UUID, n)
+		statuses     = make([]string, n)
+		ats          = make([]time.Time, n)
+		nexts        = make([]*time.Time, n)
+		codes        = make([]*int32, n)
+		bodies, msgs = make([]*string, n), make([]*string, n)
+	)
+	for i, r := range recs {
+		ids[i], tokens[i] = r.Claim.ID, r.Claim.Token
+		a := r.Attempted
+		statuses[i], ats[i], nexts[i] = a.Status, a.At, a.Next
+		if a.Outcome.StatusCode != 0 {
+			code := int32(a.Outcome.StatusCode)
+			body := a.Outcome.Body
+			codes[i], bodies[i] = &code, &body
+		}
+		if a.Outcome.Error != "" {
+			msg := a.Outcome.Error
+			msgs[i] = &msg
+		}
+	}
+	rows, err := s.db.Query(ctx, `UPDATE deliveries d SET status = u.status, attempts = d.attempts + 1,
+			last_attempt_at = u.at, next_attempt_at = u.next, response_status = u.code, response_body = u.body,
+			error_message = u.msg, lease_until = NULL, lease_token = NULL
+		FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[],
+			$7::text[], $8::text[]) AS u(id, token, status, at, next, code, body, msg)
+		WHERE d.id = u.id AND d.lease_token = u.token
+		RETURNING d.id, d.attempts`, ids, tokens, statuses, ats, nexts, codes, bodies, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("recording %d attempts: %w", n, err)
+	}
+	recorded := make(map[uuid.UUID]int, n)
+	var (
+		id       uuid.UUID
+		attempts int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &attempts}, func() error {
+		recorded[id] = attempts
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording %d attempts: %w", n, err)
+	}
+	return recorded, nil
 }

@@ -24,6 +24,7 @@ type Store interface {
 	Renew(ctx context.Context, c domain.Claim, lease time.Duration) (bool, error)
 	Release(ctx context.Context, c domain.Claim) error
 	Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error)
+	RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error)
 }
 
 // Sender POSTs one attempt (implemented by adapters.Sender).
@@ -56,6 +57,7 @@ type Dispatcher struct {
 	metrics  *Metrics
 	log      *slog.Logger
 	lanes    *lanes
+	recorder *recorder
 	now      func() time.Time
 	recordTO time.Duration
 }
@@ -81,24 +83,43 @@ func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config
 		lease: cfg.Timeout + leaseMargin,
 	}
 	d.lanes = newLanes(cfg.EndpointConcurrency, cfg.EndpointQueue, d.runQueued)
+	d.recorder = newRecorder(d)
 	return d
 }
 
-// Wait blocks until every queued first attempt has finished or been released (after the
-// context given to Start ends).
-func (d *Dispatcher) Wait() { d.lanes.wait() }
+// Wait blocks until every queued first attempt has finished or been released, and every
+// finished one is recorded (after the context given to Start ends).
+func (d *Dispatcher) Wait() {
+	d.lanes.wait()
+	d.recorder.stop()
+}
 
 // Start sets the lifetime of first attempts: once ctx ends or the returned stop is called,
 // queued attempts are released for the cron run (Wait returns when the ones in flight are
 // recorded). Call it before Enqueue.
 func (d *Dispatcher) Start(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
+	d.recorder.start()
 	d.lanes.start(ctx)
 	return cancel
 }
 
 // attempt sends claim c once and records the outcome; trigger labels the metrics.
 func (d *Dispatcher) attempt(ctx context.Context, c domain.Claim, trigger string) (domain.Delivery, error) {
+	a := d.try(ctx, c, trigger)
+	// Record even when ctx ended meanwhile: the attempt happened.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.recordTO)
+	defer cancel()
+	del, err := d.store.Record(rctx, c, a)
+	if err != nil {
+		return domain.Delivery{}, err
+	}
+	d.logAttempt(ctx, c, a, del.Status, del.Attempts, trigger)
+	return del, nil
+}
+
+// try sends claim c once and returns the result to record; trigger labels the metrics.
+func (d *Dispatcher) try(ctx context.Context, c domain.Claim, trigger string) domain.Attempted {
 	started := d.now()
 	out := d.send(ctx, c)
 	at := d.now().UTC().Truncate(time.Microsecond)
@@ -113,21 +134,21 @@ func (d *Dispatcher) attempt(ctx context.Context, c domain.Claim, trigger string
 		}
 	}
 	d.metrics.observeAttempt(trigger, ok, d.now().Sub(started))
-	// Record even when ctx ended meanwhile: the attempt happened.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.recordTO)
-	defer cancel()
-	del, err := d.store.Record(rctx, c, a)
-	if err != nil {
-		return domain.Delivery{}, err
-	}
+	return a
+}
+
+// logAttempt logs a recorded attempt: failures at info level, successes at debug level.
+func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.Attempted, status string, attempts int, trigger string) {
 	level := slog.LevelInfo
-	if ok {
+	if a.Status == domain.StatusSuccess {
 		level = slog.LevelDebug
 	}
+	if !d.log.Enabled(ctx, level) {
+		return
+	}
 	d.log.Log(ctx, level, "webhook attempt", "delivery_id", c.ID, "event_id", c.EventID, "event_type", c.EventType,
-		"company", c.CompanyID, "status", del.Status, "attempts", del.Attempts,
-		"response_status", out.StatusCode, "error", out.Error, "trigger", trigger)
-	return del, nil
+		"company", c.CompanyID, "status", status, "attempts", attempts,
+		"response_status", a.Outcome.StatusCode, "error", a.Outcome.Error, "trigger", trigger)
 }
 
 // send performs the HTTP attempt of c with its endpoint's current URL and secret.

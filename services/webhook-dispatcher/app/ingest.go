@@ -36,24 +36,33 @@ func (d *Dispatcher) Enqueue(ctx context.Context, claims []domain.Claim) {
 	}
 }
 
-// runQueued is a lane's job: renew the lease (time spent queued must not eat into the
-// attempt's), then attempt. Once the dispatcher stops, queued claims are released instead.
+// freshClaim is how old a claim may be when its first attempt starts for the lease taken with
+// it to be kept as it is: the attempt then still has at least its timeout plus leaseMargin
+// less freshClaim to end and be recorded. An older claim (it waited in its endpoint's queue)
+// is renewed first, so time spent queued never eats into the attempt's.
+const freshClaim = time.Second
+
+// runQueued is a lane's job: make sure the lease covers the attempt (renew it unless it was
+// just taken), attempt, and hand the result to the recorder, which writes it with others in
+// one statement while the lane goes on with its next delivery. Once the dispatcher stops,
+// queued claims are released instead.
 func (d *Dispatcher) runQueued(ctx context.Context, c domain.Claim) {
 	if ctx.Err() != nil {
 		d.release(ctx, c)
 		return
 	}
-	ok, err := d.store.Renew(ctx, c, d.lease)
-	if err != nil {
-		d.log.Warn("renewing delivery lease", "delivery_id", c.ID, "err", err)
-		return // the lease expires and the cron run takes the delivery
+	if c.ClaimedAt.IsZero() || time.Since(c.ClaimedAt) > freshClaim {
+		ok, err := d.store.Renew(ctx, c, d.lease)
+		if err != nil {
+			d.log.Warn("renewing delivery lease", "delivery_id", c.ID, "err", err)
+			return // the lease expires and the cron run takes the delivery
+		}
+		if !ok {
+			return // lease lost: another attempt owns the delivery now
+		}
 	}
-	if !ok {
-		return // lease lost: another attempt owns the delivery now
-	}
-	if _, err := d.attempt(ctx, c, TriggerEvent); err != nil {
-		d.log.Warn("recording first attempt", "delivery_id", c.ID, "err", err)
-	}
+	a := d.try(ctx, c, TriggerEvent)
+	d.recorder.add(ctx, domain.Recording{Claim: c, Attempted: a})
 }
 
 func (d *Dispatcher) release(ctx context.Context, c domain.Claim) {

@@ -54,6 +54,16 @@ type Claim struct {
 	URL          string
 	Enabled      bool
 	SecretSealed []byte
+	// ClaimedAt is this process's clock (with its monotonic reading) taken just before the
+	// statement that took the lease was sent: the lease lasts at least until ClaimedAt plus
+	// the lease duration asked for. Zero when unknown.
+	ClaimedAt time.Time
+}
+
+// Recording is the result of an attempt to record under the lease of its claim.
+type Recording struct {
+	Claim     Claim
+	Attempted Attempted
 }
 
 // NewDelivery is a delivery to create for an event, for every deliverable endpoint of its
