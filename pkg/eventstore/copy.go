@@ -30,6 +30,11 @@ func (s *Store) appendCopy(ctx context.Context, q Querier, streamID string, expe
 			return AppendResult{}, fmt.Errorf("beginning append: %w", err)
 		}
 		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		if expected != NoStream {
+			if err := s.LockStreams(ctx, tx, streamID); err != nil {
+				return AppendResult{}, err
+			}
+		}
 		res, err := s.appendCopy(ctx, tx, streamID, expected, evs)
 		if err != nil {
 			return AppendResult{}, err
@@ -42,6 +47,16 @@ func (s *Store) appendCopy(ctx context.Context, q Querier, streamID string, expe
 	c, ok := q.(copier)
 	if !ok {
 		return AppendResult{}, errors.New("appending a large batch needs a transaction or the store's pool")
+	}
+	if s.needsLock(q, expected) {
+		hi, lo := lockKeyParts(streamID)
+		var locked bool
+		if err := q.QueryRow(ctx, `SELECT `+fmt.Sprintf(streamLockHeldSQL, "$1::bigint", "$2::bigint"), hi, lo).Scan(&locked); err != nil {
+			return AppendResult{}, err
+		}
+		if !locked {
+			return AppendResult{}, fmt.Errorf("%w %s (take it with LockStreams first)", ErrStreamNotLocked, streamID)
+		}
 	}
 	current, err := s.Version(ctx, q, streamID)
 	if err != nil {

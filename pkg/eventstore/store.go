@@ -39,7 +39,7 @@ const copyThreshold = 64
 
 // The whole append of a small batch is one statement: the stream's current version and the
 // guarded insert with consecutive versions.
-const appendSQL = `
+var appendSQL = `
 WITH cur AS (
     SELECT coalesce(max(stream_version), 0) AS v FROM events WHERE stream_id = $1
 ), ins AS (
@@ -55,7 +55,8 @@ WITH cur AS (
 ), last AS (
     SELECT stream_version, position, tx_id::text AS tx FROM ins ORDER BY stream_version DESC LIMIT 1
 )
-SELECT (SELECT v FROM cur), last.stream_version, last.position, last.tx
+SELECT (SELECT v FROM cur), last.stream_version, last.position, last.tx,
+       NOT $12::bool OR ` + fmt.Sprintf(streamLockHeldSQL, "$13::bigint", "$14::bigint") + `
 FROM (SELECT 1) one LEFT JOIN last ON true`
 
 // Append appends events to a stream that must be at version expected (or AnyVersion), in a
@@ -66,7 +67,9 @@ func (s *Store) Append(ctx context.Context, streamID string, expected int64, evs
 
 // AppendTx appends within the caller's transaction, so the caller can change its own tables
 // (uniqueness reservations, read-your-writes read tables) atomically with the events. A
-// failed append aborts the transaction.
+// failed append aborts the transaction. To append to an existing stream the transaction must
+// hold the stream's lock, taken with LockStreams before its first write (ErrStreamNotLocked
+// otherwise).
 func (s *Store) AppendTx(ctx context.Context, q Querier, streamID string, expected int64, evs ...Event) (AppendResult, error) {
 	if len(evs) == 0 {
 		return AppendResult{}, fmt.Errorf("%w: nothing to append to %s", ErrInvalidEvent, streamID)
@@ -91,12 +94,18 @@ func (s *Store) AppendTx(ctx context.Context, q Querier, streamID string, expect
 		version *int64
 		pos     *int64
 		tx      *string
+		locked  bool
 	)
+	hi, lo := lockKeyParts(streamID)
 	err := q.QueryRow(ctx, appendSQL, streamID, expected, cols.ids, cols.types, cols.subjects,
 		cols.companies, cols.envs, cols.corrs, cols.causes, cols.occurred, cols.payloads,
-	).Scan(&current, &version, &pos, &tx)
+		s.needsLock(q, expected), hi, lo,
+	).Scan(&current, &version, &pos, &tx, &locked)
 	if err != nil {
 		return AppendResult{}, s.appendError(err, streamID, expected)
+	}
+	if !locked {
+		return AppendResult{}, fmt.Errorf("%w %s (take it with LockStreams first)", ErrStreamNotLocked, streamID)
 	}
 	if version == nil {
 		return AppendResult{}, &ConcurrencyError{StreamID: streamID, Expected: expected, Actual: current}

@@ -45,6 +45,14 @@ type BatchProjector interface {
 	ApplyBatch(ctx context.Context, tx pgx.Tx, evs []Event) error
 }
 
+// Locker is a Projector whose transactions must take locks before anything else: a
+// StreamRunner calls Lock first in each batch's transaction, before it records the batch's
+// event ids (a write). Projectors that append to event streams take the streams' locks here
+// (eventstore.LockStreams must come before the transaction's first write).
+type Locker interface {
+	Lock(ctx context.Context, tx pgx.Tx, evs []Event) error
+}
+
 // Resetter empties a projector's read tables, so the projection can be rebuilt from the start.
 type Resetter interface {
 	Reset(ctx context.Context, tx pgx.Tx) error

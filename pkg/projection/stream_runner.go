@@ -163,6 +163,15 @@ type SkipObserver interface {
 func (r *StreamRunner) commit(ctx context.Context, batch []pending) error {
 	var skipped []Event
 	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		if l, ok := r.projector.(Locker); ok {
+			evs := make([]Event, len(batch))
+			for i, p := range batch {
+				evs[i] = p.ev
+			}
+			if err := l.Lock(ctx, tx, evs); err != nil {
+				return err
+			}
+		}
 		fresh, err := r.markApplied(ctx, tx, batch)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
@@ -62,11 +63,14 @@ func (m *Merchants) Ledger(ctx context.Context, companyID uuid.UUID, env domain.
 		return domain.MerchantLedger{}, domain.ErrNotFound
 	}
 	l := domain.MerchantLedger{MerchantID: id.String()}
+	// As pgtype.UUID: pgx encodes a uuid.UUID through its text form, a failed binary encode and
+	// a re-parse.
+	pid := pgtype.UUID{Bytes: id, Valid: true}
 	err = pgx.BeginTxFunc(ctx, m.db, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead},
 		func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `SELECT name, (SELECT count(*) FROM merchant.merchant_ledger WHERE merchant_id = $1)
                 FROM merchant.merchants WHERE id = $1 AND company_id = $2 AND environment = $3`,
-				id, companyID.String(), string(env)).Scan(&l.MerchantName, &l.TotalCount)
+				pid, companyID.String(), string(env)).Scan(&l.MerchantName, &l.TotalCount)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return domain.ErrNotFound
 			}
@@ -75,7 +79,7 @@ func (m *Merchants) Ledger(ctx context.Context, companyID uuid.UUID, env domain.
 			}
 			rows, err := tx.Query(ctx, `SELECT id::text, type, amount_micros, balance_before_micros,
                 balance_after_micros, payment_id, status, description, created_at
-                FROM merchant.merchant_ledger WHERE merchant_id = $1 ORDER BY seq DESC LIMIT $2`, id, limit)
+                FROM merchant.merchant_ledger WHERE merchant_id = $1 ORDER BY seq DESC LIMIT $2`, pid, limit)
 			if err != nil {
 				return err
 			}

@@ -52,11 +52,31 @@ func NewHDWalletProvider(db *pgxpool.Pool, seed []byte) (*HDWalletProvider, erro
 
 var _ app.WalletProvider = (*HDWalletProvider)(nil)
 
-// Provision allocates the next index, derives its address and records the wallet user.
+// Provision allocates the next index, derives its address and records the wallet user. Inside
+// a merchant's creation (MerchantRepository.Create) the index is taken and the record written
+// in the creation's transaction, the record going out with the creation's other statements:
+// a creation that fails leaves no record (at most an unused index). Called on its own, it
+// records the wallet in a transaction of its own.
 func (p *HDWalletProvider) Provision(ctx context.Context, req app.WalletRequest) (app.Wallet, error) {
+	if c := creationFrom(ctx); c != nil {
+		return p.provision(ctx, c, c, req)
+	}
+	var w app.Wallet
+	err := pgx.BeginFunc(ctx, p.db, func(tx pgx.Tx) error {
+		var err error
+		w, err = p.provision(ctx, tx, txWriter{tx}, req)
+		return err
+	})
+	return w, err
+}
+
+// provision takes an index with q, derives its wallet and writes the record with w.
+func (p *HDWalletProvider) provision(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, w writer, req app.WalletRequest) (app.Wallet, error) {
 	for {
 		var index int64
-		if err := p.db.QueryRow(ctx, `SELECT nextval('wallet_derivation_index')`).Scan(&index); err != nil {
+		if err := q.QueryRow(ctx, `SELECT nextval('wallet_derivation_index')`).Scan(&index); err != nil {
 			return app.Wallet{}, fmt.Errorf("allocating a derivation index: %w", err)
 		}
 		if index >= int64(wallet.HardenedOffset) {
@@ -70,20 +90,8 @@ func (p *HDWalletProvider) Provision(ctx context.Context, req app.WalletRequest)
 			return app.Wallet{}, err
 		}
 		id := uuid.New()
-		// The record is committed without waiting for its WAL flush: the merchant's own
-		// transaction, which commits after it and waits for its flush, makes it durable too
-		// (the WAL is flushed in order). If the merchant is never created, a record lost in
-		// a crash only leaves an unused derivation index. One disk flush per creation instead
-		// of two.
-		err = pgx.BeginFunc(ctx, p.db, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO wallet_users (id, derivation_index, address, company_id, environment, merchant_id)
-                VALUES ($1, $2, $3, $4, $5, $6)`, id, index, addr, req.CompanyID, req.Environment, req.MerchantID)
-			return err
-		})
-		if err != nil {
+		if err := w.write(ctx, `INSERT INTO wallet_users (id, derivation_index, address, company_id, environment, merchant_id)
+            VALUES ($1, $2, $3, $4, $5, $6)`, pgUUID(id), index, addr, req.CompanyID, req.Environment, pgUUID(req.MerchantID)); err != nil {
 			return app.Wallet{}, fmt.Errorf("recording wallet: %w", err)
 		}
 		return app.Wallet{Address: addr, UserID: id.String()}, nil

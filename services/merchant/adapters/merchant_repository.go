@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/eventstore"
@@ -30,25 +32,45 @@ func NewMerchantRepository(db *pgxpool.Pool, store *eventstore.Store) *MerchantR
 
 var _ app.MerchantRepository = (*MerchantRepository)(nil)
 
-// Create appends merchant.created, reserves the email for the company and environment and
-// inserts the read row, in one transaction. ErrDuplicateEmail when the email is taken;
-// app.ErrMerchantExists when the id is.
-func (r *MerchantRepository) Create(ctx context.Context, ev domain.Created) (*domain.Merchant, error) {
+// Create reserves the email for the company and environment, provisions the merchant's wallet,
+// appends merchant.created and inserts the read row, in one transaction; the statements after
+// the wallet derivation (the wallet record, the read row, the append) go in one round trip.
+// domain.ErrDuplicateEmail when the email is taken (no wallet is provisioned then);
+// domain.ErrWalletUnavailable when the provider fails; app.ErrMerchantExists when the id is
+// taken. Nothing is stored unless everything is.
+func (r *MerchantRepository) Create(ctx context.Context, nm app.NewMerchant, wallets app.WalletProvider) (*domain.Merchant, error) {
 	m := &domain.Merchant{}
-	if err := m.Apply(ev); err != nil {
-		return nil, err
-	}
 	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO merchant_emails (company_id, environment, email_key, merchant_id)
             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-			ev.CompanyID, ev.Environment, domain.EmailKey(ev.Email), ev.MerchantID)
+			nm.CompanyID, nm.Environment, domain.EmailKey(nm.Email), pgUUID(nm.ID))
 		if err != nil {
 			return fmt.Errorf("reserving email: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
 			return domain.ErrDuplicateEmail
 		}
-		return r.appendAndApply(ctx, tx, m.CompanyID(), m.Environment(), ev.MerchantID, eventstore.NoStream, ev)
+		p := &pipeline{tx: tx}
+		w, err := wallets.Provision(withCreation(ctx, p),
+			app.WalletRequest{CompanyID: nm.CompanyID, Environment: nm.Environment, MerchantID: nm.ID})
+		if err != nil {
+			return fmt.Errorf("%w: %v", domain.ErrWalletUnavailable, err)
+		}
+		ev, err := domain.Create(domain.NewMerchantParams{ID: nm.ID, CompanyID: nm.CompanyID, Environment: nm.Environment,
+			Name: nm.Name, Email: nm.Email, WalletAddress: w.Address, WalletUserID: w.UserID}, nm.At)
+		if err != nil {
+			return err
+		}
+		if err := m.Apply(ev); err != nil {
+			return err
+		}
+		if err := applyToReadTables(ctx, p, ev, 1); err != nil {
+			return err
+		}
+		if err := r.appendEvents(ctx, p, nm.CompanyID, nm.Environment, nm.ID, eventstore.NoStream, []domain.Event{ev}); err != nil {
+			return err
+		}
+		return p.flush(ctx)
 	})
 	if errors.Is(err, eventstore.ErrConcurrency) || pg.IsUniqueViolation(err, "merchants_pkey") {
 		return nil, app.ErrMerchantExists
@@ -59,15 +81,17 @@ func (r *MerchantRepository) Create(ctx context.Context, ev domain.Created) (*do
 	return m, nil
 }
 
-// EmailTaken reports whether the company has a merchant with this email in env.
-func (r *MerchantRepository) EmailTaken(ctx context.Context, companyID, env, email string) (bool, error) {
-	var taken bool
-	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_emails
-        WHERE company_id = $1 AND environment = $2 AND email_key = $3)`, companyID, env, domain.EmailKey(email)).Scan(&taken)
-	if err != nil {
-		return false, fmt.Errorf("checking email: %w", err)
-	}
-	return taken, nil
+type creationKey struct{}
+
+// withCreation returns ctx carrying the pipeline of a merchant's creation, for a wallet
+// provider that keeps its records in the merchant database.
+func withCreation(ctx context.Context, p *pipeline) context.Context {
+	return context.WithValue(ctx, creationKey{}, p)
+}
+
+func creationFrom(ctx context.Context) *pipeline {
+	p, _ := ctx.Value(creationKey{}).(*pipeline)
+	return p
 }
 
 // Get returns the merchant of id in scope (ErrNotFound otherwise).
@@ -82,6 +106,9 @@ func (r *MerchantRepository) Update(ctx context.Context, id uuid.UUID, scope app
 	decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error) {
 	var out *domain.Merchant
 	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		if err := r.LockMerchants(ctx, tx, id); err != nil {
+			return err
+		}
 		m, err := r.UpdateTx(ctx, tx, id, scope, decide)
 		out = m
 		return err
@@ -90,6 +117,18 @@ func (r *MerchantRepository) Update(ctx context.Context, id uuid.UUID, scope app
 		return nil, err
 	}
 	return out, nil
+}
+
+// LockMerchants takes the event-store locks of the merchants' streams. A transaction that
+// appends to existing merchants must take them first, before it writes anything
+// (eventstore.LockStreams says why: it keeps each merchant's events in version order for the
+// relay).
+func (r *MerchantRepository) LockMerchants(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID) error {
+	streams := make([]string, len(ids))
+	for i, id := range ids {
+		streams[i] = StreamID(id)
+	}
+	return r.store.LockStreams(ctx, tx, streams...)
 }
 
 // UpdateTx is Update inside the caller's transaction (the ledger consumer records its
@@ -120,26 +159,8 @@ func (r *MerchantRepository) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UU
 func (r *MerchantRepository) HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKey string) (bool, error) {
 	var ok bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_ledger WHERE merchant_id = $1 AND source_key = $2)`,
-		id, sourceKey).Scan(&ok)
+		pgUUID(id), sourceKey).Scan(&ok)
 	return ok, err
-}
-
-// ExistingEntries returns which of sourceKeys the merchant's ledger already holds.
-func (r *MerchantRepository) ExistingEntries(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKeys []string) (map[string]bool, error) {
-	rows, err := tx.Query(ctx, `SELECT source_key FROM merchant_ledger WHERE merchant_id = $1 AND source_key = ANY($2)`,
-		id, sourceKeys)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
-	}
-	return out, nil
 }
 
 // Events returns the domain events of a merchant's stream, for rebuilding it (tests compare the
@@ -160,8 +181,10 @@ func (r *MerchantRepository) Events(ctx context.Context, id uuid.UUID) ([]domain
 	return out, nil
 }
 
-const selectMerchant = `SELECT id, company_id, environment, name, email, wallet_address, wallet_user_id, status,
-    balance_micros, version, created_at, updated_at FROM merchants WHERE id = $1`
+const merchantColumns = `id, company_id, environment, name, email, wallet_address, wallet_user_id, status,
+    balance_micros, version, created_at, updated_at`
+
+const selectMerchant = `SELECT ` + merchantColumns + ` FROM merchants WHERE id = $1`
 
 func (r *MerchantRepository) load(ctx context.Context, q eventstore.Querier, id uuid.UUID, scope app.Scope,
 	lock bool) (*domain.Merchant, error) {
@@ -169,31 +192,134 @@ func (r *MerchantRepository) load(ctx context.Context, q eventstore.Querier, id 
 	if lock {
 		sql += " FOR UPDATE"
 	}
-	var (
-		s       domain.Snapshot
-		status  string
-		balance int64
-	)
-	err := q.QueryRow(ctx, sql, id).Scan(&s.ID, &s.CompanyID, &s.Environment, &s.Name, &s.Email, &s.WalletAddress,
-		&s.WalletUserID, &status, &balance, &s.Version, &s.CreatedAt, &s.UpdatedAt)
+	m, err := scanMerchant(q.QueryRow(ctx, sql, pgUUID(id)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, domain.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading merchant %s: %w", id, err)
 	}
-	if !scope.Admits(s.CompanyID, s.Environment) {
+	if !scope.Admits(m.CompanyID(), m.Environment()) {
 		return nil, domain.ErrNotFound
 	}
-	s.Status, s.Balance = domain.Status(status), money.FromMicros(balance)
+	return m, nil
+}
+
+func scanMerchant(row pgx.Row) (*domain.Merchant, error) {
+	var (
+		s       domain.Snapshot
+		id      pgtype.UUID
+		status  string
+		balance int64
+	)
+	err := row.Scan(&id, &s.CompanyID, &s.Environment, &s.Name, &s.Email, &s.WalletAddress,
+		&s.WalletUserID, &status, &balance, &s.Version, &s.CreatedAt, &s.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	s.ID, s.Status, s.Balance = id.Bytes, domain.Status(status), money.FromMicros(balance)
 	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 	return domain.Restore(s), nil
+}
+
+// UpdateManyTx is UpdateTx for several merchants at once, in the caller's transaction: it locks
+// and loads the merchants of order (in id order, so that two batches sharing merchants never
+// deadlock), runs decide once with all of them, appends the events decide returns for each
+// merchant (in the order of order) and applies them to the read tables with set-based
+// statements. A merchant that does not exist or is outside its scope fails the whole call
+// with domain.ErrNotFound.
+func (r *MerchantRepository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.UUID, scopes map[uuid.UUID]app.Scope,
+	decide func(map[uuid.UUID]*domain.Merchant) (map[uuid.UUID][]domain.Event, error)) error {
+	rows, err := tx.Query(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = ANY($1) ORDER BY id FOR UPDATE`, pgUUIDs(order))
+	if err != nil {
+		return fmt.Errorf("loading merchants: %w", err)
+	}
+	ms, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*domain.Merchant, error) { return scanMerchant(row) })
+	if err != nil {
+		return fmt.Errorf("loading merchants: %w", err)
+	}
+	byID := make(map[uuid.UUID]*domain.Merchant, len(ms))
+	for _, m := range ms {
+		byID[m.ID()] = m
+	}
+	for _, id := range order {
+		m, ok := byID[id]
+		if !ok || !scopes[id].Admits(m.CompanyID(), m.Environment()) {
+			return fmt.Errorf("merchant %s: %w", id, domain.ErrNotFound)
+		}
+	}
+	decided, err := decide(byID)
+	if err != nil {
+		return err
+	}
+	var applied []versioned
+	for _, id := range order {
+		evs := decided[id]
+		if len(evs) == 0 {
+			continue
+		}
+		m := byID[id]
+		loaded := m.Version()
+		for _, ev := range evs {
+			if err := m.Apply(ev); err != nil {
+				return err
+			}
+		}
+		if err := r.appendEvents(ctx, tx, m.CompanyID(), m.Environment(), id, loaded, evs); err != nil {
+			return err
+		}
+		for i, ev := range evs {
+			applied = append(applied, versioned{ev: ev, version: loaded + int64(i) + 1})
+		}
+	}
+	return applyManyToReadTables(ctx, tx, applied)
+}
+
+// ExistingEntriesMany returns which of the (merchant, source key) pairs the ledger already
+// holds, by merchant.
+func (r *MerchantRepository) ExistingEntriesMany(ctx context.Context, tx pgx.Tx, ids []uuid.UUID,
+	sourceKeys []string) (map[uuid.UUID]map[string]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT l.merchant_id, l.source_key FROM merchant_ledger l
+        JOIN unnest($1::uuid[], $2::text[]) AS k(merchant_id, source_key)
+          ON l.merchant_id = k.merchant_id AND l.source_key = k.source_key`, pgUUIDs(ids), sourceKeys)
+	if err != nil {
+		return nil, fmt.Errorf("looking up ledger entries: %w", err)
+	}
+	out := map[uuid.UUID]map[string]bool{}
+	var (
+		id  pgtype.UUID
+		key string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+		if out[id.Bytes] == nil {
+			out[id.Bytes] = map[string]bool{}
+		}
+		out[id.Bytes][key] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking up ledger entries: %w", err)
+	}
+	return out, nil
 }
 
 // appendAndApply appends evs to the merchant's stream at version expected and applies them to
 // the read tables; the caller's transaction holds both.
 func (r *MerchantRepository) appendAndApply(ctx context.Context, tx pgx.Tx, companyID, env string, id uuid.UUID,
 	expected int64, evs ...domain.Event) error {
+	if err := r.appendEvents(ctx, tx, companyID, env, id, expected, evs); err != nil {
+		return err
+	}
+	applied := make([]versioned, len(evs))
+	for i, ev := range evs {
+		applied[i] = versioned{ev: ev, version: expected + int64(i) + 1}
+	}
+	return applyManyToReadTables(ctx, tx, applied)
+}
+
+// appendEvents encodes evs and appends them to the merchant's stream at version expected.
+func (r *MerchantRepository) appendEvents(ctx context.Context, q eventstore.Querier, companyID, env string, id uuid.UUID,
+	expected int64, evs []domain.Event) error {
 	encoded := make([]eventstore.Event, len(evs))
 	for i, ev := range evs {
 		e, err := encode(ctx, companyID, env, ev)
@@ -202,39 +328,116 @@ func (r *MerchantRepository) appendAndApply(ctx context.Context, tx pgx.Tx, comp
 		}
 		encoded[i] = e
 	}
-	if _, err := r.store.AppendTx(ctx, tx, StreamID(id), expected, encoded...); err != nil {
-		return err
-	}
-	for i, ev := range evs {
-		if err := applyToReadTables(ctx, tx, ev, expected+int64(i)+1); err != nil {
-			return err
+	_, err := r.store.AppendTx(ctx, q, StreamID(id), expected, encoded...)
+	return err
+}
+
+// versioned is an event with the stream version it was appended at.
+type versioned struct {
+	ev      domain.Event
+	version int64
+}
+
+// applyManyToReadTables applies appended events to the read tables, with the same result as
+// applyToReadTables on each in turn (which a rebuild uses): ledger entries, the bulk of the
+// events, take one INSERT of all their rows and one UPDATE of each merchant's balance and
+// version (those of its last entry), pipelined; any other event goes through
+// applyToReadTables.
+func applyManyToReadTables(ctx context.Context, tx pgx.Tx, evs []versioned) error {
+	if len(evs) < 2 {
+		for _, v := range evs {
+			if err := applyToReadTables(ctx, txWriter{tx}, v.ev, v.version); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	n := len(evs)
+	var (
+		ids, merchantIDs               = make([]pgtype.UUID, 0, n), make([]pgtype.UUID, 0, n)
+		seqs, amounts, befores, afters = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+		types, payments, hashes        = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		statuses, descriptions, keys   = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		created                        = make([]time.Time, 0, n)
+		last                           = map[uuid.UUID]int{} // merchant → index of its last entry
+		order                          []uuid.UUID
+	)
+	for _, v := range evs {
+		e, ok := v.ev.(domain.LedgerEntryRecorded)
+		if !ok {
+			// Not a ledger-only batch (none is in practice): one event at a time.
+			for _, v := range evs {
+				if err := applyToReadTables(ctx, txWriter{tx}, v.ev, v.version); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if _, seen := last[e.MerchantID]; !seen {
+			order = append(order, e.MerchantID)
+		}
+		last[e.MerchantID] = len(ids)
+		ids, merchantIDs, seqs = append(ids, pgUUID(e.EntryID)), append(merchantIDs, pgUUID(e.MerchantID)), append(seqs, v.version)
+		types, amounts = append(types, string(e.Type)), append(amounts, e.Amount.Micros())
+		befores, afters = append(befores, e.BalanceBefore.Micros()), append(afters, e.BalanceAfter.Micros())
+		payments, hashes, statuses = append(payments, e.PaymentID), append(hashes, e.TxHash), append(statuses, e.Status)
+		descriptions, keys, created = append(descriptions, e.Description), append(keys, e.SourceKey()), append(created, e.At)
+	}
+	upIDs, upBalances, upVersions := make([]pgtype.UUID, len(order)), make([]int64, len(order)), make([]int64, len(order))
+	for i, id := range order {
+		j := last[id]
+		upIDs[i], upBalances[i], upVersions[i] = pgUUID(id), afters[j], seqs[j]
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO merchant_ledger (id, merchant_id, seq, type, amount_micros, balance_before_micros,
+            balance_after_micros, payment_id, tx_hash, status, description, source_key, created_at)
+        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[],
+            $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])`,
+		ids, merchantIDs, seqs, types, amounts, befores, afters, payments, hashes, statuses, descriptions, keys, created)
+	b.Queue(`UPDATE merchants m SET balance_micros = u.balance, version = u.version
+        FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS u(id, balance, version) WHERE m.id = u.id`,
+		upIDs, upBalances, upVersions)
+	return sendBatch(ctx, tx, b, "updating read tables")
+}
+
+// sendBatch sends the statements of b in one round trip and returns the first error.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, what string) error {
+	br := tx.SendBatch(ctx, b)
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
 
-// applyToReadTables is the projection of one event at stream version version.
-func applyToReadTables(ctx context.Context, tx pgx.Tx, ev domain.Event, version int64) error {
+// applyToReadTables is the projection of one event at stream version version (what a rebuild
+// applies; applyManyToReadTables gives the same rows).
+func applyToReadTables(ctx context.Context, w writer, ev domain.Event, version int64) error {
 	var err error
 	switch e := ev.(type) {
 	case domain.Created:
-		_, err = tx.Exec(ctx, `INSERT INTO merchants (id, company_id, environment, name, email, wallet_address,
+		err = w.write(ctx, `INSERT INTO merchants (id, company_id, environment, name, email, wallet_address,
             wallet_user_id, status, balance_micros, version, created_at, updated_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10, $10)`,
-			e.MerchantID, e.CompanyID, e.Environment, e.Name, e.Email, e.WalletAddress, e.WalletUserID,
+			pgUUID(e.MerchantID), e.CompanyID, e.Environment, e.Name, e.Email, e.WalletAddress, e.WalletUserID,
 			string(domain.StatusActive), version, e.At)
 	case domain.StatusChanged:
-		_, err = tx.Exec(ctx, `UPDATE merchants SET status = $2, updated_at = $3, version = $4 WHERE id = $1`,
-			e.MerchantID, string(e.To), e.At, version)
+		err = w.write(ctx, `UPDATE merchants SET status = $2, updated_at = $3, version = $4 WHERE id = $1`,
+			pgUUID(e.MerchantID), string(e.To), e.At, version)
 	case domain.LedgerEntryRecorded:
-		_, err = tx.Exec(ctx, `INSERT INTO merchant_ledger (id, merchant_id, seq, type, amount_micros,
+		err = w.write(ctx, `INSERT INTO merchant_ledger (id, merchant_id, seq, type, amount_micros,
             balance_before_micros, balance_after_micros, payment_id, tx_hash, status, description, source_key, created_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			e.EntryID, e.MerchantID, version, string(e.Type), e.Amount.Micros(), e.BalanceBefore.Micros(),
+			pgUUID(e.EntryID), pgUUID(e.MerchantID), version, string(e.Type), e.Amount.Micros(), e.BalanceBefore.Micros(),
 			e.BalanceAfter.Micros(), e.PaymentID, e.TxHash, e.Status, e.Description, e.SourceKey(), e.At)
 		if err == nil {
-			_, err = tx.Exec(ctx, `UPDATE merchants SET balance_micros = $2, version = $3 WHERE id = $1`,
-				e.MerchantID, e.BalanceAfter.Micros(), version)
+			err = w.write(ctx, `UPDATE merchants SET balance_micros = $2, version = $3 WHERE id = $1`,
+				pgUUID(e.MerchantID), e.BalanceAfter.Micros(), version)
 		}
 	default:
 		err = fmt.Errorf("unknown merchant event %T", ev)
@@ -243,4 +446,18 @@ func applyToReadTables(ctx context.Context, tx pgx.Tx, ev domain.Event, version 
 		return fmt.Errorf("updating read tables: %w", err)
 	}
 	return nil
+}
+
+// pgUUID passes a uuid to pgx in binary form. A uuid.UUID goes through its driver.Valuer:
+// pgx v5 renders it as text, fails to encode that as binary (building an error), parses it
+// back and encodes the result, several times the work of the whole parameter.
+func pgUUID(id uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: id, Valid: true} }
+
+// pgUUIDs is pgUUID of each id.
+func pgUUIDs(ids []uuid.UUID) []pgtype.UUID {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = pgUUID(id)
+	}
+	return out
 }

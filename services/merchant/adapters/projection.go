@@ -33,7 +33,7 @@ func (ReadModel) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) erro
 	if err != nil {
 		return fmt.Errorf("event %s: %w", ev.ID, err)
 	}
-	return applyToReadTables(ctx, tx, dev, ev.Version)
+	return applyToReadTables(ctx, txWriter{tx}, dev, ev.Version)
 }
 
 // ReadModelDefinition describes the merchant read tables for rebuild and verify; store is the

@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -31,16 +32,27 @@ func (s Scope) Admits(company, env string) bool {
 // MerchantRepository stores merchants. Implementations append the events and update the read
 // tables atomically.
 type MerchantRepository interface {
-	// Create stores a new merchant: domain.ErrDuplicateEmail when the company already has the
-	// email in the environment, ErrMerchantExists when the id is taken.
-	Create(ctx context.Context, ev domain.Created) (*domain.Merchant, error)
-	// EmailTaken reports whether the email is reserved for the company and environment.
-	EmailTaken(ctx context.Context, companyID, env, email string) (bool, error)
+	// Create stores a new merchant with a wallet from wallets, in one transaction: it reserves
+	// the email for the company and environment first (domain.ErrDuplicateEmail when it is
+	// taken, before any wallet is provisioned), then provisions the wallet (a provider failure,
+	// wrapped in domain.ErrWalletUnavailable, stores nothing) and appends merchant.created.
+	// ErrMerchantExists when the id is taken.
+	Create(ctx context.Context, nm NewMerchant, wallets WalletProvider) (*domain.Merchant, error)
 	// Get returns the merchant, domain.ErrNotFound when it does not exist in scope.
 	Get(ctx context.Context, id uuid.UUID, scope Scope) (*domain.Merchant, error)
 	// Update runs decide on the current merchant and stores the events it returns, with no
 	// concurrent change in between.
 	Update(ctx context.Context, id uuid.UUID, scope Scope, decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error)
+}
+
+// NewMerchant is a validated merchant to create; its wallet is provisioned during the creation.
+type NewMerchant struct {
+	ID          uuid.UUID
+	CompanyID   string
+	Environment string
+	Name        string
+	Email       string
+	At          time.Time
 }
 
 // WalletRequest says for whom a wallet is provisioned.
@@ -56,7 +68,10 @@ type Wallet struct {
 	UserID  string
 }
 
-// WalletProvider provisions a dedicated wallet per merchant.
+// WalletProvider provisions a dedicated wallet per merchant. The repository calls it inside
+// the creation of the merchant, once the email is reserved: a provider that keeps its records
+// in the merchant database (the HD provider) writes them in the creation's transaction, so a
+// creation that fails leaves no record behind.
 type WalletProvider interface {
 	Provision(ctx context.Context, req WalletRequest) (Wallet, error)
 }

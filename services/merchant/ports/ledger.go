@@ -28,13 +28,16 @@ var (
 		FilterSubjects: []string{"merchant_wallet.*.*.deposit_detected", "merchant_wallet.*.*.withdrawal_completed"}}
 )
 
-// LedgerStore is what the ledger consumer needs of the repository: an update inside the
-// consumer's transaction and the de-duplication lookup.
+// LedgerStore is what the ledger consumer needs of the repository: updates of one or many
+// merchants inside the consumer's transaction and the de-duplication lookups.
 type LedgerStore interface {
 	UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, scope app.Scope,
 		decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error)
 	HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKey string) (bool, error)
-	ExistingEntries(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKeys []string) (map[string]bool, error)
+	LockMerchants(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID) error
+	UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.UUID, scopes map[uuid.UUID]app.Scope,
+		decide func(map[uuid.UUID]*domain.Merchant) (map[uuid.UUID][]domain.Event, error)) error
+	ExistingEntriesMany(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, sourceKeys []string) (map[uuid.UUID]map[string]bool, error)
 }
 
 // LedgerProjector turns payment.confirmed (PAYMENT, +amount) and merchant_wallet deposits and
@@ -57,6 +60,19 @@ func NewLedgerProjector(name string, store LedgerStore) *LedgerProjector {
 
 // Name implements projection.Projector.
 func (p *LedgerProjector) Name() string { return p.name }
+
+// Lock implements projection.Locker: the streams of the merchants a batch concerns are locked
+// before the runner's first write of the transaction. Events that name no valid merchant lock
+// nothing (they fail in Apply).
+func (p *LedgerProjector) Lock(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	var ids []uuid.UUID
+	for _, ev := range evs {
+		if id, _, err := entryOf(ev); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return p.store.LockMerchants(ctx, tx, ids...)
+}
 
 // Apply implements projection.Projector.
 func (p *LedgerProjector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
@@ -90,11 +106,13 @@ func (p *LedgerProjector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Ev
 	return err
 }
 
-// ApplyBatch implements projection.BatchProjector: the entries a batch brings for one merchant
-// are decided together, under one row lock, with one de-duplication query and one append, the
-// balance chaining through them in batch order. Any event the batch cannot take (an unknown
-// merchant, another tenant, an invalid amount) makes the whole batch permanent-failed, and the
-// runner then applies its events one by one, so that only that event goes to dead letter.
+// ApplyBatch implements projection.BatchProjector: the whole batch is decided together. The
+// merchants it concerns are locked with one query, the de-duplication is one query, each
+// merchant's entries are one append (the balance chaining through them in batch order), and
+// the read tables take one INSERT and one UPDATE for the batch. Any event the batch cannot
+// take (an unknown merchant, another tenant, an invalid amount) makes the whole batch
+// permanent-failed, and the runner then applies its events one by one, so that only that event
+// goes to dead letter.
 func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
 	type item struct {
 		entry domain.NewEntry
@@ -104,7 +122,10 @@ func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proje
 		order  []uuid.UUID
 		groups = map[uuid.UUID][]item{}
 		scopes = map[uuid.UUID]app.Scope{}
-		traces = map[uuid.UUID]adapters.Trace{}
+		traces = make(map[uuid.UUID]adapters.Trace, len(evs))
+		// the (merchant, source key) pairs of the batch, for the de-duplication query
+		keyIDs  = make([]uuid.UUID, 0, len(evs))
+		keyKeys = make([]string, 0, len(evs))
 	)
 	for _, ev := range evs {
 		merchantID, entry, err := entryOf(ev)
@@ -120,8 +141,9 @@ func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proje
 			order = append(order, merchantID)
 		}
 		scopes[merchantID] = scope
-		groups[merchantID] = append(groups[merchantID], item{entry: entry,
-			key: domain.SourceKey(entry.Type, entry.PaymentID, entry.TxHash)})
+		key := domain.SourceKey(entry.Type, entry.PaymentID, entry.TxHash)
+		groups[merchantID] = append(groups[merchantID], item{entry: entry, key: key})
+		keyIDs, keyKeys = append(keyIDs, merchantID), append(keyKeys, key)
 		corr := meta.GetCorrelationId()
 		if corr == "" {
 			corr = ev.ID.String()
@@ -129,44 +151,44 @@ func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proje
 		traces[entry.ID] = adapters.Trace{CorrelationID: corr, CausationID: ev.ID.String()}
 	}
 	ctx = adapters.WithEntryTraces(ctx, traces)
-	for _, merchantID := range order {
-		items := groups[merchantID]
-		_, err := p.store.UpdateTx(ctx, tx, merchantID, scopes[merchantID], func(m *domain.Merchant) ([]domain.Event, error) {
-			keys := make([]string, len(items))
-			for i, it := range items {
-				keys[i] = it.key
-			}
-			seen, err := p.store.ExistingEntries(ctx, tx, merchantID, keys)
-			if err != nil {
-				return nil, err
-			}
+	now := p.now().Truncate(time.Microsecond)
+	err := p.store.UpdateManyTx(ctx, tx, order, scopes, func(ms map[uuid.UUID]*domain.Merchant) (map[uuid.UUID][]domain.Event, error) {
+		// Under the row locks of every merchant of the batch.
+		seen, err := p.store.ExistingEntriesMany(ctx, tx, keyIDs, keyKeys)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[uuid.UUID][]domain.Event, len(order))
+		for _, merchantID := range order {
 			var fresh []domain.NewEntry
-			for _, it := range items {
-				if seen[it.key] {
+			had := seen[merchantID]
+			if had == nil {
+				had = map[string]bool{}
+			}
+			for _, it := range groups[merchantID] {
+				if had[it.key] {
 					continue
 				}
-				seen[it.key] = true // the same fact twice in one batch is one entry
+				had[it.key] = true // the same fact twice in one batch is one entry
 				fresh = append(fresh, it.entry)
 			}
-			recs, err := m.RecordEntries(fresh, p.now().Truncate(time.Microsecond))
+			recs, err := ms[merchantID].RecordEntries(fresh, now)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("merchant %s: %w", merchantID, err)
 			}
-			out := make([]domain.Event, len(recs))
+			evs := make([]domain.Event, len(recs))
 			for i, rec := range recs {
-				out[i] = rec
+				evs[i] = rec
 			}
-			return out, nil
-		})
-		var invalid *domain.ValidationError
-		if errors.Is(err, domain.ErrNotFound) || errors.As(err, &invalid) {
-			return fmt.Errorf("%w: merchant %s: %v", projection.ErrPermanent, merchantID, err)
+			out[merchantID] = evs
 		}
-		if err != nil {
-			return err
-		}
+		return out, nil
+	})
+	var invalid *domain.ValidationError
+	if errors.Is(err, domain.ErrNotFound) || errors.As(err, &invalid) {
+		return fmt.Errorf("%w: %v", projection.ErrPermanent, err)
 	}
-	return nil
+	return err
 }
 
 // entryOf maps a bus event to the merchant it concerns and the entry to record. The entry id

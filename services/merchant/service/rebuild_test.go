@@ -2,11 +2,13 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/projection"
+	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
 	"github.com/payplat/platform/services/merchant/migrations"
@@ -64,5 +66,61 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 	}
 	if diffs, _, err := projection.Verify(ctx, s.db, def, projection.RebuildOptions{}); err != nil || len(diffs) != 0 {
 		t.Fatalf("verify after more traffic: %v %+v", err, diffs)
+	}
+}
+
+// Ledger entries applied in batches (many entries of several merchants in one consumer
+// transaction, written with set-based statements) leave the read tables a rebuild gives,
+// which applies one event at a time; so do a status change and entries mixed in one stream.
+func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	var ms []api.Merchant
+	for range 3 {
+		ms = append(ms, s.mustCreate("c1", "test"))
+	}
+	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
+		MerchantID: ms[1].ID, Status: "PAUSED"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Queued while the consumer is down, so that they arrive in batches.
+	for i := range 60 {
+		m := ms[i%len(ms)]
+		s.publish(confirmed(m, fmt.Sprintf("pay-%d", i), fmt.Sprintf("%d.25", i+1)), "")
+		if i%7 == 0 {
+			s.publish(&merchantwalletv1.MerchantWalletWithdrawalCompleted{Meta: meta("c1", "test"), MerchantId: m.ID,
+				WithdrawalId: fmt.Sprintf("w-%d", i), WalletAddress: m.WalletAddress, Amount: "0.5",
+				ToAddress: "0xdest", TxHash: fmt.Sprintf("0xw%d", i), CompletedAt: "2026-11-23T10:01:00Z"}, "")
+		}
+	}
+	s.publish(confirmed(ms[0], "pay-0", "1.25"), "") // the same payment again: no second entry
+	s.start()
+	waitFor(t, func() error {
+		if n := s.count(`SELECT count(*) FROM merchant_ledger`); n != 60+9 {
+			return errorf("%d ledger entries", n)
+		}
+		return nil
+	})
+	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
+		MerchantID: ms[1].ID, Status: "ACTIVE"}); err != nil {
+		t.Fatal(err)
+	}
+	def := adapters.ReadModelDefinition(eventstore.New(s.db), migrations.Schema)
+	if diffs, _, err := projection.Verify(ctx, s.db, def, projection.RebuildOptions{}); err != nil || len(diffs) != 0 {
+		t.Fatalf("verify of the batched ledger: %v %+v", err, diffs)
+	}
+	// Each balance is its last entry's balance_after, and the entries chain.
+	if n := s.count(`SELECT count(*) FROM merchants m WHERE balance_micros <> (SELECT balance_after_micros
+        FROM merchant_ledger l WHERE l.merchant_id = m.id ORDER BY seq DESC LIMIT 1)`); n != 0 {
+		t.Fatalf("%d balances differ from their last entry", n)
+	}
+	if n := s.count(`SELECT count(*) FROM merchant_ledger l JOIN merchant_ledger p
+        ON p.merchant_id = l.merchant_id AND p.seq = (SELECT max(seq) FROM merchant_ledger q
+            WHERE q.merchant_id = l.merchant_id AND q.seq < l.seq)
+        WHERE l.balance_before_micros <> p.balance_after_micros`); n != 0 {
+		t.Fatalf("%d entries break the balance chain", n)
 	}
 }

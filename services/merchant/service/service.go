@@ -136,7 +136,7 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRe
 		}
 		runner, err := projection.NewStreamRunner(rt.DB, consumer, spec.Durable,
 			ports.NewLedgerProjector(spec.Durable, repo),
-			projection.StreamRunnerOptions{BatchSize: 100, DeadLetter: dl.SendJetStream, Logger: rt.Log})
+			projection.StreamRunnerOptions{BatchSize: 500, DeadLetter: dl.SendJetStream, Logger: rt.Log})
 		if err != nil {
 			return err
 		}

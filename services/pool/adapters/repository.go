@@ -80,10 +80,27 @@ func (r *Repository) selectForUpdate(ctx context.Context, tx pgx.Tx, id domain.I
 
 // Update runs fn on the pool of id and saves what it changed, in one transaction of its own.
 func (r *Repository) Update(ctx context.Context, id domain.ID, fn func(p *domain.Pool) error) error {
-	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error { return r.UpdateTx(ctx, tx, id, fn) })
+	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		if err := r.LockPools(ctx, tx, id); err != nil {
+			return err
+		}
+		return r.UpdateTx(ctx, tx, id, fn)
+	})
 }
 
-// UpdateTx is Update within the caller's transaction.
+// LockPools takes the event-store locks of the pools' streams. A transaction that changes pools
+// must take them first, before it writes anything (eventstore.LockStreams says why: it keeps
+// each pool's events in version order for the relay).
+func (r *Repository) LockPools(ctx context.Context, tx pgx.Tx, ids ...domain.ID) error {
+	streams := make([]string, len(ids))
+	for i, id := range ids {
+		streams[i] = id.StreamID()
+	}
+	return r.store.LockStreams(ctx, tx, streams...)
+}
+
+// UpdateTx is Update within the caller's transaction, which must hold the pool's lock
+// (LockPools).
 func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn func(p *domain.Pool) error) error {
 	l, err := r.lock(ctx, tx, id)
 	if err != nil {

@@ -122,6 +122,9 @@ func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
 	}
 	var view adapters.BalanceView
 	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
+		if err := c.repo.LockPools(ctx, tx, id); err != nil {
+			return err
+		}
 		err := c.repo.UpdateTx(ctx, tx, id, func(p *domain.Pool) error {
 			s := p.Settings()
 			if threshold != nil {
@@ -173,6 +176,9 @@ func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
 		Cause: domain.Cause{CorrelationID: in.RequestID}}
 	var out SimulateDepositResponse
 	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
+		if err := c.repo.LockPools(ctx, tx, id); err != nil {
+			return err
+		}
 		rec, err := c.repo.RecordFacts(ctx, tx, id, []domain.Fact{f})
 		if err != nil {
 			return err

@@ -243,6 +243,9 @@ func (c *Consumer) commit(ctx context.Context, items []item) error {
 	}
 	sort.Slice(pools, func(i, j int) bool { return pools[i].StreamID() < pools[j].StreamID() })
 	return pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
+		if err := c.repo.LockPools(ctx, tx, pools...); err != nil {
+			return err
+		}
 		for _, id := range pools {
 			if _, err := c.repo.RecordFacts(ctx, tx, id, groups[id]); err != nil {
 				return err

@@ -38,6 +38,9 @@ func BenchmarkPoolRebuild(b *testing.B) {
 				Payment: &domain.PaymentRef{PaymentID: pid, MerchantID: "m", Amount: money.MustParse("1.25")}}
 		}
 		if err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+			if err := repo.LockPools(ctx, tx, id); err != nil {
+				return err
+			}
 			_, err := repo.RecordFacts(ctx, tx, id, facts)
 			return err
 		}); err != nil {

@@ -4,7 +4,6 @@ package command
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,47 +35,36 @@ func NewCreateMerchantHandler(repo app.MerchantRepository, wallets app.WalletPro
 	return CreateMerchantHandler{repo: repo, wallets: wallets, now: time.Now}
 }
 
-// Handle validates the input, provisions a wallet and stores the merchant. A provider failure
-// stores nothing and returns domain.ErrWalletUnavailable.
+// Handle validates the input and creates the merchant with a freshly provisioned wallet. A
+// duplicate email provisions no wallet; a provider failure stores nothing and returns
+// domain.ErrWalletUnavailable.
 func (h CreateMerchantHandler) Handle(ctx context.Context, cmd CreateMerchant) (*domain.Merchant, error) {
 	name, email, err := domain.ValidateNew(cmd.Name, cmd.Email)
 	if err != nil {
 		return nil, err
 	}
 	scope := app.Scope{CompanyID: cmd.CompanyID, Environment: cmd.Environment}
-	id := cmd.MerchantID
-	if id == uuid.Nil {
+	id, repeatable := cmd.MerchantID, cmd.MerchantID != uuid.Nil
+	if !repeatable {
 		id = uuid.New()
-	} else if m, err := h.repo.Get(ctx, id, app.Scope{All: true}); err == nil {
-		return sameCreation(m, scope, email)
-	} else if !errors.Is(err, domain.ErrNotFound) {
-		return nil, err
 	}
-	// Checked before provisioning so that a duplicate does not use up a wallet; the
-	// reservation in Create settles races.
-	taken, err := h.repo.EmailTaken(ctx, cmd.CompanyID, cmd.Environment, email)
-	if err != nil {
-		return nil, err
-	}
-	if taken {
-		return nil, domain.ErrDuplicateEmail
-	}
-	w, err := h.wallets.Provision(ctx, app.WalletRequest{CompanyID: cmd.CompanyID, Environment: cmd.Environment, MerchantID: id})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", domain.ErrWalletUnavailable, err)
-	}
-	ev, err := domain.Create(domain.NewMerchantParams{ID: id, CompanyID: cmd.CompanyID, Environment: cmd.Environment,
-		Name: name, Email: email, WalletAddress: w.Address, WalletUserID: w.UserID}, h.now().Truncate(time.Microsecond))
-	if err != nil {
-		return nil, err
-	}
-	m, err := h.repo.Create(ctx, ev)
-	if errors.Is(err, app.ErrMerchantExists) {
-		if m, err := h.repo.Get(ctx, id, app.Scope{All: true}); err == nil {
-			return sameCreation(m, scope, email)
+	m, err := h.repo.Create(ctx, app.NewMerchant{ID: id, CompanyID: cmd.CompanyID, Environment: cmd.Environment,
+		Name: name, Email: email, At: h.now().Truncate(time.Microsecond)}, h.wallets)
+	if repeatable && (errors.Is(err, domain.ErrDuplicateEmail) || errors.Is(err, app.ErrMerchantExists)) {
+		// A repeated creation finds its email reserved (or, with another email, its id
+		// taken): the same request gets the merchant created the first time.
+		existing, getErr := h.repo.Get(ctx, id, app.Scope{All: true})
+		if getErr == nil {
+			return sameCreation(existing, scope, email)
+		}
+		if !errors.Is(getErr, domain.ErrNotFound) {
+			return nil, getErr
 		}
 	}
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // sameCreation answers a creation whose id exists: the same merchant when it is the same
