@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -131,16 +132,13 @@ type stack struct {
 	js    jetstream.JetStream
 }
 
-// freePorts returns n consecutive free TCP ports on 127.0.0.1.
+// freePorts returns n consecutive free TCP ports on 127.0.0.1, below the kernel's ephemeral
+// range (32768 and up here): a port handed out by the kernel for a listener of our own could be
+// taken again as the local port of some outgoing connection before the service binds it.
 func freePorts(t testing.TB, n int) int {
 	t.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
+	for attempt := 0; attempt < 200; attempt++ {
+		base := 20000 + rand.IntN(12000-n)
 		ok := true
 		for p := base; p < base+n; p++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
@@ -150,7 +148,7 @@ func freePorts(t testing.TB, n int) int {
 			}
 			l.Close()
 		}
-		if ok && base+n < 65535 {
+		if ok {
 			return base
 		}
 	}
@@ -178,12 +176,15 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	cfg.ExtraEnv = extraEnv
 	s := &stack{t: t, url: cfg.GatewayURL(), out: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- devstack.Run(ctx, cfg, s.out) }()
+	var runErr error
+	stopped := make(chan struct{})
+	go func() { runErr = devstack.Run(ctx, cfg, s.out); close(stopped) }()
+	started := false
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("stack stopped with an error: %v", err)
+		<-stopped
+		if started && runErr != nil {
+			t.Errorf("stack stopped with an error: %v", runErr)
 		}
 		if t.Failed() {
 			t.Logf("stack output:\n%s", s.out.String())
@@ -193,12 +194,12 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if c, err := devstack.ReadCredentials(credsPath); err == nil && c.Keys != nil {
-			s.creds = c
+			s.creds, started = c, true
 			break
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("stack did not start: %v\n%s", err, s.out.String())
+		case <-stopped:
+			t.Fatalf("stack did not start: %v\n%s", runErr, s.out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
