@@ -32,7 +32,7 @@ func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait 
 
 func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
 	if err != nil {
-		if isFetchTimeout(err) {
+		if IsFetchTimeout(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("fetching: %w", err)
@@ -41,13 +41,14 @@ func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
 	for m := range batch.Messages() {
 		msgs = append(msgs, m)
 	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 && !isFetchTimeout(err) {
+	if err := batch.Error(); err != nil && len(msgs) == 0 && !IsFetchTimeout(err) {
 		return nil, fmt.Errorf("fetching: %w", err)
 	}
 	return msgs, nil
 }
 
-func isFetchTimeout(err error) bool {
+// IsFetchTimeout tells whether a fetch error only means that no message came in time.
+func IsFetchTimeout(err error) bool {
 	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, jetstream.ErrNoMessages)
 }

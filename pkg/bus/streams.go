@@ -77,6 +77,15 @@ func streamConfig(name, subjects, description string, opts ProvisionOptions) jet
 	}
 }
 
+// StreamNames lists the names of every stream of Streams, dead-letter stream included.
+func StreamNames() []string {
+	var names []string
+	for _, c := range Streams(ProvisionOptions{}) {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 // Provision creates every stream of Streams, or updates it to the configuration when it
 // exists. It is idempotent, and several services may run it at the same time.
 func Provision(ctx context.Context, js jetstream.JetStream, opts ProvisionOptions) error {

@@ -103,3 +103,27 @@ func TestEnsureConsumerIsIdempotentAndUpdates(t *testing.T) {
 		t.Error("a durable with a dot was accepted")
 	}
 }
+
+// A provisioning with another configuration updates the existing streams (a stream already
+// configured is skipped, a different one is not), and StreamNames names every stream.
+func TestProvisionUpdatesAChangedConfiguration(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	if err := Provision(ctx, b.js, ProvisionOptions{DuplicateWindow: 5 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	names := StreamNames()
+	if len(names) != 8 {
+		t.Fatalf("StreamNames %v", names)
+	}
+	for _, name := range names {
+		s, err := b.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := s.CachedInfo().Config.Duplicates; d != 5*time.Minute {
+			t.Errorf("%s duplicate window %v after provisioning 5m", name, d)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/eventstore"
 )
 
@@ -242,7 +242,7 @@ func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Even
 			r.ids = append(r.ids, ev.ID)
 			r.seqs = append(r.seqs, int64(ev.StreamSeq))
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		if err := batch.Error(); err != nil && !bus.IsFetchTimeout(err) {
 			return nil, err
 		}
 		if got == 0 {

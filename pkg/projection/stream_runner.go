@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
@@ -280,8 +279,4 @@ func decodeMsg(m jetstream.Msg) (Event, error) {
 	}
 	return Event{ID: id, Type: spec.Type, Subject: m.Subject(), Msg: msg,
 		OccurredAt: meta.GetOccurredAt().AsTime(), StreamSeq: md.Sequence.Stream}, nil
-}
-
-func isTimeout(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/health"
@@ -162,7 +163,7 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 func (rt *Runtime) start(ctx context.Context, o Options) error {
 	rt.checks["postgres"] = health.PostgresCheck(rt.DB)
 	rt.checks["nats"] = health.NATSCheck(rt.NC)
-	rt.checks["streams"] = health.StreamsCheck(rt.JS, streamNames()...)
+	rt.checks["streams"] = health.StreamsCheck(rt.JS, bus.StreamNames()...)
 	if o.RelayStream != "" {
 		rt.Store = eventstore.New(rt.DB)
 		r, err := relay.New(rt.Store, rt.JS, relay.Config{Name: o.Name, Stream: o.RelayStream,

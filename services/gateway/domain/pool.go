@@ -5,16 +5,16 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/money"
+	pooldomain "github.com/payplat/platform/services/pool/domain"
 )
 
 // ErrPoolTestModeOnly means the operation exists only in the test environment and the caller used
 // a live key (403 TEST_MODE_ONLY).
 var ErrPoolTestModeOnly = errors.New("this operation is only available with test keys")
 
-// PoolDefaultLowThreshold is the threshold of a pool whose company never set one. It must equal
-// the pool service's domain.DefaultLowThreshold (services/pool/domain), which a pool without
-// events has.
-var PoolDefaultLowThreshold = money.MustParse("100.00")
+// PoolDefaultLowThreshold is the threshold of a pool whose company never set one: the pool
+// service's own default, which a pool without events has.
+var PoolDefaultLowThreshold = pooldomain.DefaultLowThreshold
 
 // PoolBalance is a company's treasury pool balance and settings (SPEC §2.5).
 type PoolBalance struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
 	merchantapp "github.com/payplat/platform/services/merchant/app"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
@@ -70,42 +68,7 @@ func newMerchantStack(t *testing.T) *merchantStack {
 		},
 	})), dsn, natsURL)
 
-	admin := randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gw.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gateway: %v", err)
-		}
-	})
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gateway{t: t, url: gw.URL(), adminToken: admin, logs: &syncBuffer{}}
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
-			return errors.New(string(r.body))
-		}
-		return nil
-	})
+	g, js := runGateway(t, dsn, natsURL)
 	return &merchantStack{gateway: g, js: js, wallets: wallets, merchant: merchant}
 }
 

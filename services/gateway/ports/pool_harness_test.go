@@ -2,10 +2,7 @@ package ports_test
 
 import (
 	"context"
-	"errors"
 	"io"
-	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +19,6 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	poolservice "github.com/payplat/platform/services/pool/service"
 )
@@ -42,42 +38,7 @@ func newPoolStack(t *testing.T) *poolStack {
 	natsURL := testkit.NATS(t)
 	svctest.StartOn(t, poolservice.Options(), dsn, natsURL)
 
-	admin := randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gw.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gateway: %v", err)
-		}
-	})
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gateway{t: t, url: gw.URL(), adminToken: admin, logs: &syncBuffer{}}
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
-			return errors.New(string(r.body))
-		}
-		return nil
-	})
+	g, js := runGateway(t, dsn, natsURL)
 	return &poolStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}
 }
 

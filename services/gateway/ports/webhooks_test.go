@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +27,6 @@ import (
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 	whmigrations "github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	whservice "github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -66,41 +64,7 @@ func newWebhookStack(t *testing.T) *webhookStack {
 	}
 	svctest.StartOn(t, whservice.Options(whcfg.WithRootCAs(pool)), dsn, natsURL)
 
-	admin, cron := randomToken(), randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gw.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gateway: %v", err)
-		}
-	})
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if st.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
-	st.gateway = &gateway{t: t, url: gw.URL(), adminToken: admin, cronSecret: cron, logs: &syncBuffer{}}
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		if r := st.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
-			return errors.New(string(r.body))
-		}
-		return nil
-	})
+	st.gateway, st.js = runGateway(t, dsn, natsURL)
 	return st
 }
 

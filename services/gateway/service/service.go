@@ -105,7 +105,7 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 	checks := map[string]health.Check{
 		"postgres": health.PostgresCheck(s.db),
 		"nats":     health.NATSCheck(s.nc),
-		"streams":  health.StreamsCheck(s.js, streamNames()...),
+		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
 	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
 	api, err := newAPI(s.cfg, s.db, s.nc, s.idem, checks, s.log, reg)
@@ -246,15 +246,6 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gateway: shutting down: %w", err)
 	}
 	return nil
-}
-
-// streamNames lists every stream of the bus, dead-letter stream included.
-func streamNames() []string {
-	var names []string
-	for _, c := range bus.Streams(bus.ProvisionOptions{}) {
-		names = append(names, c.Name)
-	}
-	return names
 }
 
 // provisionStreams creates or updates every stream of the bus, retrying until NATS answers (the

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/projection"
@@ -88,50 +88,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 // Step takes the messages available (waiting up to MaxWait for a first one) and records them;
 // it returns how many messages it took.
 func (c *Consumer) Step(ctx context.Context) (int, error) {
-	msgs, err := c.fetch(ctx)
+	msgs, err := bus.FetchAvailable(ctx, c.consumer, c.opts.BatchSize, c.opts.MaxWait)
 	if err != nil || len(msgs) == 0 {
 		return 0, err
 	}
 	return len(msgs), c.handle(ctx, msgs)
-}
-
-// fetch returns what is available now, else waits for one message and takes what arrived with
-// it: a quiet pool is served at once, a hot one in full batches.
-func (c *Consumer) fetch(ctx context.Context) ([]jetstream.Msg, error) {
-	msgs, err := c.collect(c.consumer.FetchNoWait(c.opts.BatchSize))
-	if err != nil || len(msgs) > 0 {
-		return msgs, err
-	}
-	fctx, cancel := context.WithTimeout(ctx, c.opts.MaxWait)
-	defer cancel()
-	first, err := c.collect(c.consumer.Fetch(1, jetstream.FetchContext(fctx)))
-	if err != nil || len(first) == 0 || c.opts.BatchSize == 1 {
-		return first, err
-	}
-	rest, err := c.collect(c.consumer.FetchNoWait(c.opts.BatchSize - 1))
-	return append(first, rest...), err
-}
-
-func (c *Consumer) collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
-	if err != nil {
-		if isTimeout(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("fetching: %w", err)
-	}
-	var msgs []jetstream.Msg
-	for m := range batch.Messages() {
-		msgs = append(msgs, m)
-	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 && !isTimeout(err) {
-		return nil, fmt.Errorf("fetching: %w", err)
-	}
-	return msgs, nil
-}
-
-func isTimeout(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, jetstream.ErrNoMessages)
 }
 
 // item is a message with the fact it carries.

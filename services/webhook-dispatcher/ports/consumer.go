@@ -4,14 +4,12 @@ package ports
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
@@ -164,8 +162,4 @@ func nakAll(msgs []jetstream.Msg) {
 	for _, m := range msgs {
 		_ = m.NakWithDelay(time.Second)
 	}
-}
-
-func isTimeout(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }

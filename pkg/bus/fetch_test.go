@@ -1,0 +1,75 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// FetchAvailable hands over what the consumer has at once (up to max), and on a quiet consumer
+// returns with the first message that arrives instead of waiting for a full batch until
+// maxWait: here maxWait is an hour, and the test fails if the call is still waiting a minute
+// after the message was published.
+func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetch-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(i int) {
+		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		publish(i)
+	}
+	msgs, err := FetchAvailable(ctx, c, 3, time.Hour)
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("available: %d messages, %v", len(msgs), err)
+	}
+	ack(t, msgs)
+	if msgs, err = FetchAvailable(ctx, c, 10, time.Hour); err != nil || len(msgs) != 2 {
+		t.Fatalf("the rest: %d messages, %v", len(msgs), err)
+	}
+	ack(t, msgs)
+
+	got := make(chan []jetstream.Msg, 1)
+	go func() {
+		m, err := FetchAvailable(ctx, c, 100, time.Hour)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- m
+	}()
+	time.Sleep(50 * time.Millisecond) // let the fetch start waiting
+	publish(5)
+	select {
+	case m := <-got:
+		if len(m) != 1 || string(m[0].Data()) != "m5" {
+			t.Fatalf("got %d messages", len(m))
+		}
+		ack(t, m)
+	case <-time.After(time.Minute):
+		t.Fatal("FetchAvailable still waiting for a full batch a minute after a message arrived")
+	}
+
+	// Nothing at all: no messages and no error once maxWait has passed.
+	if m, err := FetchAvailable(ctx, c, 10, 50*time.Millisecond); err != nil || len(m) != 0 {
+		t.Fatalf("empty consumer: %d messages, %v", len(m), err)
+	}
+}
+
+func ack(t *testing.T, msgs []jetstream.Msg) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
