@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -98,8 +99,8 @@ func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, m dom
 		return domain.Payment{}, fmt.Errorf("%w: subscribing: %v", domain.ErrPaymentsUnavailable, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := a.pub.PublishEvent(ctx, msgs...); err != nil {
-		return domain.Payment{}, fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
+	if err := a.publishAdmitted(ctx, p, m, msgs...); err != nil {
+		return domain.Payment{}, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
@@ -119,6 +120,35 @@ func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, m dom
 			return domain.Payment{}, err
 		}
 	}
+}
+
+// publishAdmitted publishes msgs while it holds a share lock on the merchant's row in the
+// merchant service's read table, after checking that the merchant is still ACTIVE. The merchant
+// service changes a status by updating that row in the transaction that appends the change, so
+// the check and the publish are atomic with respect to status changes: a pause that commits
+// before the lock is taken is seen here (403, nothing published), and one that comes later waits
+// until JetStream has acknowledged the payment, so it is ordered after it. Without the lock a
+// pause could commit between ActiveMerchant's read and the publish, and a PAUSED merchant would
+// get a new payment.
+func (a *Payments) publishAdmitted(ctx context.Context, p domain.Principal, m domain.PaymentMerchant, msgs ...proto.Message) error {
+	return pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+		var status string
+		err := tx.QueryRow(ctx, `SELECT status FROM merchant.merchants
+            WHERE id = $1 AND company_id = $2 AND environment = $3 FOR SHARE`,
+			m.ID, p.CompanyID.String(), string(p.Environment)).Scan(&status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return domain.ErrNotFound
+		case err != nil:
+			return fmt.Errorf("locking merchant: %w", err)
+		case status != "ACTIVE":
+			return domain.ErrMerchantNotActive
+		}
+		if err := a.pub.PublishEvent(ctx, msgs...); err != nil {
+			return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
+		}
+		return nil
+	})
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
