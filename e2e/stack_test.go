@@ -78,6 +78,7 @@ func startNATS(t testing.TB) string {
 	port := freePorts(t, 1)
 	cmd := exec.Command(filepath.Join(binDir, "nats-server"), "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js",
 		"-sd", t.TempDir())
+	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
