@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -126,7 +125,7 @@ const maxSwapAttempts = 5
 func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions, prefix string,
 	finish func(ctx context.Context, tx pgx.Tx, shadow string) error) (RebuildResult, error) {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 5000
+		o.BatchSize = defaultBatchSize
 	}
 	start := time.Now()
 	lock, err := db.Acquire(ctx)
@@ -147,7 +146,9 @@ func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions
 
 	shadow := pgx.Identifier{prefix + "_" + sanitize(d.Name())}.Sanitize()
 	shadowName := prefix + "_" + sanitize(d.Name())
-	if err := createShadow(ctx, db, d, shadow); err != nil {
+	bp, bulk := d.Projector.(BulkProjector)
+	deferred, err := createShadow(ctx, db, d, shadow, bulk)
+	if err != nil {
 		return RebuildResult{}, err
 	}
 	defer func() {
@@ -163,37 +164,28 @@ func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions
 		return RebuildResult{}, err
 	}
 	defer reader.Close()
-	res := RebuildResult{}
-	searchPath := shadow + ", " + pgx.Identifier{d.Schema}.Sanitize()
-	applyIn := func(ctx context.Context, tx pgx.Tx, evs []Event) error {
-		skipped, err := applySkippingPermanent(ctx, tx, d.Projector, evs)
-		res.Events += int64(len(evs)) - skipped
-		res.Skipped += skipped
-		return err
+	b := &builder{db: db, d: d, o: o, total: total, searchPath: shadow + ", " + pgx.Identifier{d.Schema}.Sanitize()}
+	load := b.apply
+	var loader BulkLoader
+	if bulk {
+		loader = bp.NewLoader()
+		load = func(ctx context.Context, tx pgx.Tx, evs []Event) error {
+			return b.applyWith(ctx, tx, evs, loader.Load)
+		}
 	}
-	for {
-		evs, err := reader.Next(ctx, o.BatchSize)
-		if err != nil {
-			return res, err
-		}
-		if len(evs) == 0 {
-			break
-		}
-		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+searchPath); err != nil {
-				return err
-			}
-			return applyIn(ctx, tx, evs)
-		})
-		if err != nil {
-			return res, fmt.Errorf("applying a batch of %s: %w", d.Name(), err)
-		}
-		if o.Progress != nil {
-			o.Progress(res.Events+res.Skipped, total)
-		}
+	if err := b.load(ctx, reader, load); err != nil {
+		return b.res, err
+	}
+	if err := b.index(ctx, loader, deferred); err != nil {
+		return b.res, err
+	}
+	// Catch up outside the swap's lock with what arrived during the load and the indexing
+	// (a store source keeps reading; a stream source stops at what it held when opened).
+	if err := b.load(ctx, reader, b.apply); err != nil {
+		return b.res, err
 	}
 	for attempt := 1; ; attempt++ {
-		before := res
+		before := b.res
 		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 			if err := reader.Lock(ctx, tx); err != nil {
 				return err
@@ -201,10 +193,10 @@ func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions
 			if err := lockLive(ctx, tx, d); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+searchPath); err != nil {
+			if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+b.searchPath); err != nil {
 				return err
 			}
-			if err := reader.Finish(ctx, tx, d.Name(), func(evs []Event) error { return applyIn(ctx, tx, evs) }); err != nil {
+			if err := reader.Finish(ctx, tx, d.Name(), func(evs []Event) error { return b.apply(ctx, tx, evs) }); err != nil {
 				return err
 			}
 			return finish(ctx, tx, shadowName)
@@ -213,30 +205,139 @@ func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions
 			err = nil
 		}
 		if isDeadlock(err) && attempt < maxSwapAttempts {
-			res = before
+			b.res = before
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("finishing the rebuild of %s: %w", d.Name(), err)
+			return b.res, fmt.Errorf("finishing the rebuild of %s: %w", d.Name(), err)
 		}
 		break
 	}
 	if o.Progress != nil {
-		o.Progress(res.Events+res.Skipped, max(total, res.Events+res.Skipped))
+		o.Progress(b.res.Events+b.res.Skipped, max(total, b.res.Events+b.res.Skipped))
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	b.res.Elapsed = time.Since(start)
+	return b.res, nil
+}
+
+// defaultBatchSize is the number of events a rebuild applies per transaction.
+const defaultBatchSize = 10000
+
+// builder fills a projection's shadow tables.
+type builder struct {
+	db         *pgxpool.Pool
+	d          Definition
+	o          RebuildOptions
+	total      int64
+	searchPath string
+	res        RebuildResult
+}
+
+// apply applies evs through the projector, skipping those it refuses as permanent.
+func (b *builder) apply(ctx context.Context, tx pgx.Tx, evs []Event) error {
+	return b.applyWith(ctx, tx, evs, func(ctx context.Context, tx pgx.Tx, evs []Event) error {
+		return applyAll(ctx, tx, b.d.Projector, evs)
+	})
+}
+
+func (b *builder) applyWith(ctx context.Context, tx pgx.Tx, evs []Event, fn applyFunc) error {
+	skipped, err := applySkippingPermanent(ctx, tx, fn, evs)
+	b.res.Events += int64(len(evs)) - skipped
+	b.res.Skipped += skipped
+	return err
+}
+
+type applyFunc func(ctx context.Context, tx pgx.Tx, evs []Event) error
+
+// load applies the reader's batches until it has none left, one transaction each, while the
+// next batch is read and decoded in the background.
+//
+// The batches commit with synchronous_commit off: they write only the shadow tables, which
+// are worthless until the swap commits, and the swap commits synchronously. WAL is flushed in
+// order, so once the swap's commit record is on disk every batch before it is too; a crash
+// before that loses nothing that matters (the next rebuild drops the shadow schema and starts
+// over). Not waiting for a WAL flush per batch saves a disk round trip each time.
+func (b *builder) load(ctx context.Context, reader SourceReader, apply applyFunc) error {
+	type batch struct {
+		evs []Event
+		err error
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	batches := make(chan batch, 1)
+	go func() {
+		defer close(batches)
+		for {
+			evs, err := reader.Next(rctx, b.o.BatchSize)
+			if err == nil && len(evs) == 0 {
+				return
+			}
+			select {
+			case batches <- batch{evs, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// The reader is used again after load returns: wait for the goroutine to be done with it.
+	defer func() {
+		cancel()
+		for range batches {
+		}
+	}()
+	for next := range batches {
+		if next.err != nil {
+			return next.err
+		}
+		err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('synchronous_commit', 'off', true)`,
+				b.searchPath); err != nil {
+				return err
+			}
+			return apply(ctx, tx, next.evs)
+		})
+		if err != nil {
+			return fmt.Errorf("applying a batch of %s: %w", b.d.Name(), err)
+		}
+		if b.o.Progress != nil {
+			b.o.Progress(b.res.Events+b.res.Skipped, b.total)
+		}
+	}
+	return nil
+}
+
+// index lets a bulk loader write what it holds and builds the indexes left out of the shadow
+// tables during the load (which also records the tables' sizes for the planner).
+func (b *builder) index(ctx context.Context, loader BulkLoader, deferred []shadowIndex) error {
+	err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('synchronous_commit', 'off', true),
+                set_config('maintenance_work_mem', '256MB', true)`, b.searchPath); err != nil {
+			return err
+		}
+		if loader != nil {
+			if err := loader.Finish(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return createIndexes(ctx, tx, deferred)
+	})
+	if err != nil {
+		return fmt.Errorf("indexing the rebuilt tables of %s: %w", b.d.Name(), err)
+	}
+	return nil
 }
 
 // applySkippingPermanent applies evs; events the projector refuses as permanent (the live
 // consumer dead-lettered them) are skipped one by one under savepoints. It returns how many
 // were skipped.
-func applySkippingPermanent(ctx context.Context, tx pgx.Tx, p Projector, evs []Event) (int64, error) {
+func applySkippingPermanent(ctx context.Context, tx pgx.Tx, apply applyFunc, evs []Event) (int64, error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	err = applyAll(ctx, sp, p, evs)
+	err = apply(ctx, sp, evs)
 	if err == nil {
 		return 0, sp.Commit(ctx)
 	}
@@ -250,7 +351,7 @@ func applySkippingPermanent(ctx context.Context, tx pgx.Tx, p Projector, evs []E
 		if err != nil {
 			return skipped, err
 		}
-		err = applyAll(ctx, sp, p, evs[i:i+1])
+		err = apply(ctx, sp, evs[i:i+1])
 		switch {
 		case err == nil:
 			if err := sp.Commit(ctx); err != nil {
@@ -265,25 +366,6 @@ func applySkippingPermanent(ctx context.Context, tx pgx.Tx, p Projector, evs []E
 		}
 	}
 	return skipped, nil
-}
-
-func createShadow(ctx context.Context, db *pgxpool.Pool, d Definition, shadow string) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+shadow+` CASCADE`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+shadow); err != nil {
-			return err
-		}
-		for _, t := range d.Tables {
-			live := pgx.Identifier{d.Schema, t}.Sanitize()
-			if _, err := tx.Exec(ctx, `CREATE TABLE `+shadow+`.`+pgx.Identifier{t}.Sanitize()+
-				` (LIKE `+live+` INCLUDING ALL)`); err != nil {
-				return fmt.Errorf("creating the shadow of %s: %w", live, err)
-			}
-		}
-		return nil
-	})
 }
 
 // lockLive takes the live tables in EXCLUSIVE mode: readers go on reading them, writers wait
@@ -428,19 +510,4 @@ func sanitize(name string) string {
 func isDeadlock(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
-}
-
-// markAppliedIDs records ids as applied by projection (stream-fed projections), so that the
-// live consumer skips them after a swap.
-func markAppliedIDs(ctx context.Context, tx pgx.Tx, projection string, ids []uuid.UUID, seqs []int64) error {
-	const chunk = 10000
-	for i := 0; i < len(ids); i += chunk {
-		j := min(i+chunk, len(ids))
-		if _, err := tx.Exec(ctx, `INSERT INTO projection_applied (projection, event_id, stream_seq)
-            SELECT $1, id, seq FROM unnest($2::uuid[], $3::bigint[]) AS t(id, seq)
-            ON CONFLICT DO NOTHING`, projection, ids[i:j], seqs[i:j]); err != nil {
-			return fmt.Errorf("recording the rebuilt events as applied: %w", err)
-		}
-	}
-	return nil
 }

@@ -29,6 +29,7 @@ type StreamRunner struct {
 	db         *pgxpool.Pool
 	consumer   jetstream.Consumer
 	durable    string
+	stream     string // the consumer's stream, whose rebuild watermark the runner honours
 	projector  Projector
 	deadLetter DeadLetterFunc
 	batchSize  int
@@ -64,7 +65,14 @@ func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable stri
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &StreamRunner{db: db, consumer: consumer, durable: durable, projector: p, deadLetter: o.DeadLetter,
+	var stream string
+	if info := consumer.CachedInfo(); info != nil {
+		stream = info.Stream
+	}
+	if stream == "" {
+		return nil, errors.New("projection: the consumer's stream is unknown")
+	}
+	return &StreamRunner{db: db, consumer: consumer, durable: durable, stream: stream, projector: p, deadLetter: o.DeadLetter,
 		batchSize: o.BatchSize, maxWait: o.MaxWait, log: o.Logger.With("projection", p.Name())}, nil
 }
 
@@ -218,36 +226,44 @@ func (r *StreamRunner) nak(batch []pending) {
 }
 
 // markApplied records the batch's event ids and returns the events not applied before, in
-// batch order.
+// batch order. Events at or below the stream's watermark were applied by a rebuild (its swap
+// recorded how far it read instead of every id): they are recorded too, and skipped. The
+// watermark is read by a second statement after the insert, which waits for a swap in
+// progress (it holds projection_applied): under READ COMMITTED that statement sees the
+// watermark the swap committed.
 func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pending) ([]Event, error) {
 	ids := make([]uuid.UUID, len(batch))
 	seqs := make([]int64, len(batch))
 	for i, p := range batch {
 		ids[i], seqs[i] = p.ev.ID, int64(p.ev.StreamSeq)
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO projection_applied (projection, event_id, stream_seq)
+	var (
+		fresh     = map[uuid.UUID]bool{}
+		watermark int64
+	)
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO projection_applied (projection, event_id, stream_seq)
         SELECT $1, id, seq FROM unnest($2::uuid[], $3::bigint[]) AS t(id, seq)
-        ON CONFLICT DO NOTHING RETURNING event_id`, r.projector.Name(), ids, seqs)
-	if err != nil {
-		return nil, fmt.Errorf("recording applied events: %w", err)
-	}
-	fresh := map[uuid.UUID]bool{}
-	for rows.Next() {
+        ON CONFLICT DO NOTHING RETURNING event_id`, r.projector.Name(), ids, seqs).Query(func(rows pgx.Rows) error {
 		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		fresh[id] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+		_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			fresh[id] = true
+			return nil
+		})
+		return err
+	})
+	b.Queue(watermarkQuery, r.projector.Name(), watermarkID(r.stream)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&watermark)
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("recording applied events: %w", err)
 	}
 	out := make([]Event, 0, len(fresh))
 	for _, p := range batch {
 		if fresh[p.ev.ID] {
-			out = append(out, p.ev)
+			if int64(p.ev.StreamSeq) > watermark {
+				out = append(out, p.ev)
+			}
 			delete(fresh, p.ev.ID) // the same event twice in one batch applies once
 		}
 	}

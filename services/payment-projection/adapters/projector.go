@@ -24,6 +24,9 @@ const ProjectorName = "payments"
 // replicas applying events of the same payment at once serialise on it and neither loses the
 // other's transition.
 type Projector struct {
+	// OpenPayments is the most payments whose facts a rebuild keeps in memory (0: 50,000).
+	OpenPayments int
+
 	mu      sync.Mutex
 	applied []domain.Payment
 }

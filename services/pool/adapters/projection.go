@@ -230,32 +230,10 @@ var movementKeyColumns = []string{"company_id", "environment", "key", "movement_
 
 // flush writes what the batch folded.
 func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
-	if len(b.movements) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(b.movements)); err != nil {
-			return fmt.Errorf("inserting movements: %w", err)
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movement_keys"}, movementKeyColumns, pgx.CopyFromRows(b.keys)); err != nil {
-			return fmt.Errorf("inserting movement keys: %w", err)
-		}
+	if err := b.flushMovements(ctx, tx); err != nil {
+		return err
 	}
-	var (
-		companies, envs                                   []string
-		balances, thresholds, versions                    []int64
-		movements, deposits, debits, credits, withdrawals []int64
-		autoTopUps                                        []bool
-		updatedAts                                        []time.Time
-	)
-	for _, id := range b.order {
-		p := b.pools[id]
-		if !p.touched {
-			continue
-		}
-		companies, envs = append(companies, id.CompanyID), append(envs, id.Environment)
-		balances, thresholds, versions = append(balances, p.balance), append(thresholds, p.threshold), append(versions, p.version)
-		autoTopUps, updatedAts = append(autoTopUps, p.autoTopUp), append(updatedAts, p.updatedAt)
-		movements, deposits = append(movements, p.movements), append(deposits, p.deposits)
-		debits, credits, withdrawals = append(debits, p.debits), append(credits, p.credits), append(withdrawals, p.withdrawals)
-	}
+	companies, envs, cols := poolColumns(b.pools, b.order)
 	if len(companies) == 0 {
 		return nil
 	}
@@ -269,9 +247,113 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
             deposit_count = EXCLUDED.deposit_count, debit_count = EXCLUDED.debit_count,
             credit_count = EXCLUDED.credit_count, withdrawal_count = EXCLUDED.withdrawal_count,
             updated_at = EXCLUDED.updated_at`,
-		companies, envs, balances, thresholds, autoTopUps, versions, movements, deposits, debits, credits,
-		withdrawals, updatedAts)
+		companies, envs, cols.balances, cols.thresholds, cols.autoTopUps, cols.versions, cols.movements,
+		cols.deposits, cols.debits, cols.credits, cols.withdrawals, cols.updatedAts)
 	if err != nil {
+		return fmt.Errorf("writing pools: %w", err)
+	}
+	return nil
+}
+
+// flushMovements COPYs the batch's movements and keys.
+func (b *batch) flushMovements(ctx context.Context, tx pgx.Tx) error {
+	if len(b.movements) == 0 {
+		return nil
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(b.movements)); err != nil {
+		return fmt.Errorf("inserting movements: %w", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movement_keys"}, movementKeyColumns, pgx.CopyFromRows(b.keys)); err != nil {
+		return fmt.Errorf("inserting movement keys: %w", err)
+	}
+	return nil
+}
+
+// poolCols are the balances columns of the touched pools, one array each.
+type poolCols struct {
+	balances, thresholds, versions                    []int64
+	movements, deposits, debits, credits, withdrawals []int64
+	autoTopUps                                        []bool
+	updatedAts                                        []time.Time
+}
+
+// poolColumns returns the balances rows of the pools of order that events touched.
+func poolColumns(pools map[domain.ID]*poolRow, order []domain.ID) (companies, envs []string, c poolCols) {
+	for _, id := range order {
+		p := pools[id]
+		if !p.touched {
+			continue
+		}
+		companies, envs = append(companies, id.CompanyID), append(envs, id.Environment)
+		c.balances, c.thresholds, c.versions = append(c.balances, p.balance), append(c.thresholds, p.threshold), append(c.versions, p.version)
+		c.autoTopUps, c.updatedAts = append(c.autoTopUps, p.autoTopUp), append(c.updatedAts, p.updatedAt)
+		c.movements, c.deposits = append(c.movements, p.movements), append(c.deposits, p.deposits)
+		c.debits, c.credits, c.withdrawals = append(c.debits, p.debits), append(c.credits, p.credits), append(c.withdrawals, p.withdrawals)
+	}
+	return companies, envs, c
+}
+
+// NewLoader implements projection.BulkProjector. A rebuild reads the pool events from the
+// first one into empty tables: movements and keys are append-only (one row per event), so
+// each batch COPYs its own, and the pools' rows, folded in memory from batch to batch (one
+// per pool, however many events), are COPYed once at the end.
+func (ReadModel) NewLoader() projection.BulkLoader {
+	return &loader{pools: map[domain.ID]*poolRow{}}
+}
+
+type loader struct {
+	pools map[domain.ID]*poolRow
+	order []domain.ID
+}
+
+// Load implements projection.BulkLoader. It folds into copies of the pools' rows and keeps
+// them only once the batch is written, so a batch that fails leaves the loader as it was.
+func (l *loader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	b := newBatch()
+	for _, ev := range evs {
+		id, err := domain.NewID(events.Meta(ev.Msg).GetCompanyId(), events.Meta(ev.Msg).GetEnvironment())
+		if err != nil {
+			return fmt.Errorf("pool event %s: %w", ev.ID, err)
+		}
+		if _, ok := b.pools[id]; ok {
+			continue
+		}
+		if p, ok := l.pools[id]; ok {
+			c := *p
+			b.pools[id], b.order = &c, append(b.order, id)
+		} else {
+			b.pool(id)
+		}
+	}
+	for _, ev := range evs {
+		if err := b.apply(ev); err != nil {
+			return fmt.Errorf("pool event %s (%s version %d): %w", ev.ID, ev.StreamID, ev.Version, err)
+		}
+	}
+	if err := b.flushMovements(ctx, tx); err != nil {
+		return err
+	}
+	for _, id := range b.order {
+		if _, ok := l.pools[id]; !ok {
+			l.order = append(l.order, id)
+		}
+		l.pools[id] = b.pools[id]
+	}
+	return nil
+}
+
+var balanceColumns = []string{"company_id", "environment", "balance", "low_threshold", "auto_top_up_enabled",
+	"version", "movement_count", "deposit_count", "debit_count", "credit_count", "withdrawal_count", "updated_at"}
+
+// Finish implements projection.BulkLoader: it writes the pools' rows.
+func (l *loader) Finish(ctx context.Context, tx pgx.Tx) error {
+	companies, envs, c := poolColumns(l.pools, l.order)
+	rows := make([][]any, len(companies))
+	for i := range companies {
+		rows[i] = []any{companies[i], envs[i], c.balances[i], c.thresholds[i], c.autoTopUps[i], c.versions[i],
+			c.movements[i], c.deposits[i], c.debits[i], c.credits[i], c.withdrawals[i], c.updatedAts[i]}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"balances"}, balanceColumns, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("writing pools: %w", err)
 	}
 	return nil
@@ -365,3 +447,5 @@ func timeOr(s, fallback string) (time.Time, error) {
 	}
 	return t, nil
 }
+
+var _ projection.BulkProjector = ReadModel{}
