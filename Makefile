@@ -34,10 +34,13 @@ bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./pkg/relay/
 	$(GO) test -run '^$$' -bench . -benchtime 5000x ./services/merchant/service/
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./services/pool/service/ ./services/payment-projection/service/
+	$(GO) test -run '^$$' -bench PoolRebuild -benchtime 1000000x -timeout 30m ./services/pool/service/
+	$(GO) test -run '^$$' -bench PaymentsRebuild -benchtime 1000000x -timeout 30m ./services/payment-projection/service/
 	$(GO) test -run '^$$' -bench . -benchtime 2500x ./services/webhook-dispatcher/service/
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./services/gateway/ports/
 	$(GO) test -run '^$$' -bench MerchantCreate -benchtime 2000x ./e2e/
 	$(GO) test -run '^$$' -bench ListMerchants -benchtime 2000x ./e2e/
+	$(GO) test -run '^$$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
 
 lint: ## go vet and gofmt on every module, buf lint and breaking on the event contract
 	$(GO) vet $(PKGS)

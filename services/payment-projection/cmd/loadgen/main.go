@@ -1,110 +1,199 @@
-// Command loadgen publishes payment lifecycles (created, processing, confirmed) onto the bus
-// for many companies and merchants, and with -database measures how fast the payments read
-// table shows them all CONFIRMED (the payment-projection must be running against the same
-// NATS and database). The pool debit and ledger credit of each payment.confirmed are done by
-// the pool and merchant services' own consumers; measure them with their read tables.
+// Command loadgen drives a running stack with payment lifecycles. It first creates real
+// companies (admin API) and merchants (management API, each company's sk_test key) through the
+// gateway, then publishes payment.created, payment.processing and payment.confirmed for
+// payments spread round robin over those companies and merchants, at full speed or at a fixed
+// rate, and, given the database, waits until the read tables show every lifecycle fully
+// projected: the payments row CONFIRMED (payment-projection), a pool DEBIT movement (pool) and a
+// merchant ledger PAYMENT entry (merchant). With -rate it also reports the projection lag: for
+// each payment, the time from the publish of its payment.confirmed until all three are visible.
 //
-//	go run ./cmd/loadgen -nats nats://127.0.0.1:4250 -database "$DATABASE_URL" -payments 50000
+// Against `make run` everything comes from .data/dev-credentials.json:
+//
+//	go run ./services/payment-projection/cmd/loadgen -payments 50000
+//	go run ./services/payment-projection/cmd/loadgen -payments 50000 -rate 2500
+//
+// Flags (each overrides the credentials file):
+//
+//	-credentials  the dev stack's credentials file (default $DATA_DIR/dev-credentials.json, DATA_DIR
+//	              defaulting to .data); a missing file is fine when the flags below are given
+//	-gateway      gateway base URL
+//	-admin-token  the gateway's ADMIN_TOKEN (default $ADMIN_TOKEN)
+//	-nats         NATS URL (default $NATS_URL)
+//	-database     PostgreSQL URL of the stack (default $DATABASE_URL); empty: publish only
+//	-companies    companies to create (default 50)
+//	-merchants    merchants per company (default 20)
+//	-payments     lifecycles to publish (default 20000)
+//	-rate         lifecycles per second; 0 (default) is full speed
+//	-inflight     lifecycles published and not yet acknowledged (default 1000)
+//	-lag-sample   with -rate, measure the lag of one payment in so many (default 5)
+//	-workers      concurrent gateway requests while creating companies and merchants (default 16)
+//	-timeout      give up after this long (default 10m)
+//
+// Webhooks play no part unless the created companies configure an endpoint (they do not).
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"sync/atomic"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 )
 
+// config is what the run needs; the credentials file fills what the flags leave empty.
+type config struct {
+	GatewayURL  string `json:"gateway_url"`
+	AdminToken  string `json:"admin_token"`
+	NATSURL     string `json:"nats_url"`
+	DatabaseURL string `json:"database_url"`
+
+	companies, merchants, payments, inflight, workers, lagSample int
+	rate                                                         float64
+}
+
 func main() {
-	var (
-		natsURL   = flag.String("nats", envOr("NATS_URL", "nats://127.0.0.1:4250"), "NATS server URL")
-		dbURL     = flag.String("database", os.Getenv("DATABASE_URL"), "PostgreSQL URL; when set, wait until the payments table shows every lifecycle")
-		companies = flag.Int("companies", 50, "companies (each in the test environment)")
-		merchants = flag.Int("merchants", 20, "merchants per company")
-		payments  = flag.Int("payments", 20000, "payment lifecycles to publish")
-		inflight  = flag.Int("inflight", 2000, "lifecycles published before waiting for their acknowledgements")
-		timeout   = flag.Duration("timeout", 10*time.Minute, "give up after this long")
-	)
+	var cfg config
+	dataDir := envOr("DATA_DIR", ".data")
+	credentials := flag.String("credentials", filepath.Join(dataDir, "dev-credentials.json"), "the dev stack's credentials file")
+	gateway := flag.String("gateway", "", "gateway base URL")
+	admin := flag.String("admin-token", os.Getenv("ADMIN_TOKEN"), "the gateway's admin token")
+	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URL")
+	dbURL := flag.String("database", os.Getenv("DATABASE_URL"), "PostgreSQL URL; when set, wait until the read tables show every lifecycle")
+	flag.IntVar(&cfg.companies, "companies", 50, "companies to create (test environment)")
+	flag.IntVar(&cfg.merchants, "merchants", 20, "merchants per company")
+	flag.IntVar(&cfg.payments, "payments", 20000, "payment lifecycles to publish")
+	flag.Float64Var(&cfg.rate, "rate", 0, "lifecycles per second; 0 is full speed")
+	flag.IntVar(&cfg.inflight, "inflight", 1000, "lifecycles published and not yet acknowledged")
+	flag.IntVar(&cfg.lagSample, "lag-sample", 5, "with -rate, measure the lag of one payment in so many")
+	flag.IntVar(&cfg.workers, "workers", 16, "concurrent gateway requests while creating companies and merchants")
+	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
 	flag.Parse()
+
+	if err := readCredentials(*credentials, &cfg); err != nil {
+		fail(err)
+	}
+	for dst, v := range map[*string]string{&cfg.GatewayURL: *gateway, &cfg.AdminToken: *admin,
+		&cfg.NATSURL: *natsURL, &cfg.DatabaseURL: *dbURL} {
+		if v != "" {
+			*dst = v
+		}
+	}
+	if cfg.GatewayURL == "" || cfg.AdminToken == "" || cfg.NATSURL == "" {
+		fail(errors.New("need the gateway URL, the admin token and the NATS URL (flags or a credentials file)"))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if err := run(ctx, *natsURL, *dbURL, *companies, *merchants, *payments, *inflight); err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(1)
+	if err := run(ctx, cfg); err != nil {
+		fail(err)
 	}
 }
 
-func run(ctx context.Context, natsURL, dbURL string, companies, merchants, payments, inflight int) error {
-	nc, err := nats.Connect(natsURL, nats.Name("payplat-loadgen"))
+func readCredentials(path string, cfg *config) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, cfg); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
+}
+
+func run(ctx context.Context, cfg config) error {
+	nc, err := nats.Connect(cfg.NATSURL, nats.Name("payplat-loadgen"))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	var failed atomic.Int64
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) {
-		failed.Add(1)
-	}), jetstream.WithPublishAsyncMaxPending(3*inflight))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(3*cfg.inflight+3))
 	if err != nil {
 		return err
 	}
-	if err := bus.Provision(ctx, js, bus.ProvisionOptions{Replicas: 1, DuplicateWindow: 2 * time.Minute}); err != nil {
-		return err
+	if _, err := js.Stream(ctx, "PAYMENTS"); err != nil {
+		return fmt.Errorf("stream PAYMENTS (is the stack running?): %w", err)
 	}
-	tenants := loadgen.Tenants(companies, merchants)
 	start := time.Now()
-	if err := loadgen.Publish(ctx, js, tenants, payments, inflight); err != nil {
-		return err
-	}
-	published := time.Since(start)
-	fmt.Printf("published %d lifecycles (%d events) in %s: %.0f lifecycles/s; %d publishes failed\n",
-		payments, 3*payments, published.Round(time.Millisecond), float64(payments)/published.Seconds(), failed.Load())
-	if dbURL == "" {
-		return nil
-	}
-	return waitProjected(ctx, dbURL, tenants, payments, start)
-}
-
-// waitProjected polls the payments table until every lifecycle of the run shows CONFIRMED.
-func waitProjected(ctx context.Context, dbURL string, tenants []loadgen.Tenant, payments int, start time.Time) error {
-	db, err := pgxpool.New(ctx, dbURL)
+	tenants, err := loadgen.Gateway{URL: cfg.GatewayURL, AdminToken: cfg.AdminToken}.
+		CreateTenants(ctx, cfg.companies, cfg.merchants, cfg.workers)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	ids := make([]string, len(tenants))
-	for i, t := range tenants {
-		ids[i] = t.CompanyID
-	}
-	for {
-		var n int
-		err := db.QueryRow(ctx, `SELECT count(*) FROM payments.payments
-            WHERE company_id = ANY($1) AND environment = 'test' AND status = 'CONFIRMED'`, ids).Scan(&n)
-		if err != nil {
+	fmt.Printf("created %d companies with %d merchants each in %s\n", cfg.companies, cfg.merchants,
+		time.Since(start).Round(time.Millisecond))
+
+	var db *pgxpool.Pool
+	if cfg.DatabaseURL != "" {
+		if db, err = pgxpool.New(ctx, cfg.DatabaseURL); err != nil {
 			return err
 		}
-		if n >= payments {
-			d := time.Since(start)
-			fmt.Printf("projected %d lifecycles CONFIRMED in %s from the first publish: %.0f lifecycles/s\n",
-				n, d.Round(time.Millisecond), float64(n)/d.Seconds())
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d of %d projected: %w", n, payments, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		defer db.Close()
 	}
+	opts := loadgen.Options{Inflight: cfg.inflight, Rate: cfg.rate}
+	lag := &loadgen.LagTracker{SampleEvery: cfg.lagSample}
+	published := make(chan struct{})
+	lagDone := make(chan error, 1)
+	var tail []loadgen.Payment
+	opts.OnConfirmed = func(p loadgen.Payment, at time.Time) { tail = loadgen.KeepTail(tail, p, 50) }
+	if db != nil && cfg.rate > 0 {
+		opts.OnConfirmed = func(p loadgen.Payment, at time.Time) {
+			tail = loadgen.KeepTail(tail, p, 50)
+			lag.Track(p, at)
+		}
+		go func() { lagDone <- lag.Run(ctx, db, published) }()
+	}
+	stats, err := loadgen.Run(ctx, js, tenants, cfg.payments, opts)
+	close(published)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("published %d lifecycles (%d events) in %s: %.0f lifecycles/s\n",
+		stats.Lifecycles, 3*stats.Lifecycles, stats.Elapsed.Round(time.Millisecond), stats.Rate())
+	if db == nil {
+		return nil
+	}
+	// The tenants are new: everything they have in the read tables comes from this run.
+	at, err := loadgen.WaitProjected(ctx, db, tenants, loadgen.Counts{}, int64(cfg.payments), tail, 100*time.Millisecond, nil)
+	if err != nil {
+		return err
+	}
+	return report(cfg, stats, at, lag, lagDone)
+}
+
+func report(cfg config, stats loadgen.Stats, projectedAt time.Time, lag *loadgen.LagTracker, lagDone chan error) error {
+	d := projectedAt.Sub(stats.Start)
+	fmt.Printf("fully projected (payments CONFIRMED, pool DEBIT, ledger PAYMENT) %d lifecycles %s after the first publish: %.0f lifecycles/s\n",
+		stats.Lifecycles, d.Round(time.Millisecond), float64(stats.Lifecycles)/d.Seconds())
+	if cfg.rate <= 0 {
+		return nil
+	}
+	if err := <-lagDone; err != nil {
+		return err
+	}
+	lags := lag.Lags()
+	fmt.Printf("projection lag at %.0f lifecycles/s of %d sampled payments: p50 %s, p99 %s, max %s\n", cfg.rate, len(lags),
+		loadgen.Percentile(lags, 0.50).Round(100*time.Microsecond), loadgen.Percentile(lags, 0.99).Round(100*time.Microsecond),
+		loadgen.Percentile(lags, 1).Round(100*time.Microsecond))
+	return nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "loadgen:", err)
+	os.Exit(1)
 }
 
 func envOr(name, def string) string {

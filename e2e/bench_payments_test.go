@@ -1,0 +1,393 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/services/payment-projection/loadgen"
+)
+
+// The shape of the end-to-end payments load: real companies and merchants, created through the
+// gateway before the clock starts.
+const (
+	benchCompanies         = 50
+	benchMerchantsPerCo    = 20
+	benchInflight          = 1000 // lifecycles published and not yet acknowledged
+	benchTargetRate        = 5000 // lifecycles/s, issue 5
+	benchProjectedTimeout  = 15 * time.Minute
+	benchProjectedInterval = 100 * time.Millisecond
+	benchLagSample         = 5 // lag measured for one payment in 5
+)
+
+// paymentsBench carries the numbers of one BenchmarkPaymentsEndToEnd run between its parts.
+type paymentsBench struct {
+	s       *stack
+	db      *pgxpool.Pool
+	js      jetstream.JetStream
+	tenants []loadgen.Tenant
+
+	rawJetStream, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
+}
+
+// BenchmarkPaymentsEndToEnd (issue 5): payment lifecycles (payment.created, processing,
+// confirmed) published onto the bus for 1,000 real merchants of 50 real companies, on the real
+// stack (five service binaries and nats-server as processes, webhooks off: no company has an
+// endpoint configured, so the dispatcher consumes and skips), one op = one lifecycle. Its parts:
+//
+// raw-jetstream, the bus's limit: the same messages published asynchronously to a stream of
+// their own and consumed by one durable pull consumer, acknowledged one by one.
+//
+// raw-postgres, the database's limit: COPY of the three rows the projections write per
+// lifecycle (a payments row, a pool movement, a merchant ledger entry) into copies of those
+// tables, 500 lifecycles per transaction, three writers.
+//
+// stack: publish at full speed and wait until the read tables show every lifecycle fully
+// projected (payments row CONFIRMED, pool DEBIT movement, merchant ledger PAYMENT entry; counted
+// with SQL); lifecycles/s from the first publish, and its ratio to both limits, with the CPU
+// each process spent.
+//
+// lag-half-rate: publish at half the stack's full-speed rate (2,500/s when the stack part did
+// not run) and measure, per payment, the time from the publish of payment.confirmed until all
+// three rows are visible (loadgen.LagTracker: one payment in 5 tracked, the outstanding ones
+// looked up by key every 15 ms or more); p50, p99 and max.
+//
+//	go test -run '^$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
+func BenchmarkPaymentsEndToEnd(b *testing.B) {
+	s := newStack(b, "LOG_LEVEL=error")
+	ctx := context.Background()
+	setup := time.Now()
+	tenants, err := loadgen.Gateway{URL: s.url, AdminToken: s.creds.AdminToken}.
+		CreateTenants(ctx, benchCompanies, benchMerchantsPerCo, 16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("created %d companies × %d merchants through the gateway in %s", benchCompanies, benchMerchantsPerCo,
+		time.Since(setup).Round(time.Millisecond))
+	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s), tenants: tenants}
+	b.Run("raw-jetstream", pb.runRawJetStream)
+	b.Run("raw-postgres", pb.runRawPostgres)
+	b.Run("stack", pb.runStack)
+	b.Run("lag-half-rate", pb.runLag)
+}
+
+// benchJetStream is a JetStream context of its own connection whose asynchronous publish window
+// holds benchInflight lifecycles.
+func benchJetStream(b *testing.B, s *stack) jetstream.JetStream {
+	nc, err := nats.Connect(s.nc.ConnectedUrl(), nats.Name("payments-bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(3*benchInflight+3))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return js
+}
+
+func (pb *paymentsBench) runStack(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
+	defer cancel()
+	base, err := loadgen.ReadCounts(ctx, pb.db, pb.tenants)
+	if err != nil {
+		b.Fatal(err)
+	}
+	noDeadLetters := pb.deadLetterCheck(b)
+	cpuFrom := sampleCPU(ctx, pb.db)
+	b.ResetTimer()
+	var tail []loadgen.Payment
+	stats, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
+		OnConfirmed: func(p loadgen.Payment, _ time.Time) { tail = loadgen.KeepTail(tail, p, 50) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	at, err := loadgen.WaitProjected(ctx, pb.db, pb.tenants, base, int64(b.N), tail, benchProjectedInterval, noDeadLetters)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	elapsed := at.Sub(stats.Start)
+	pb.fullSpeed = float64(b.N) / elapsed.Seconds()
+	b.ReportMetric(pb.fullSpeed, "lifecycles/s")
+	b.ReportMetric(stats.Rate(), "published/s")
+	if pb.rawJetStream > 0 {
+		b.ReportMetric(pb.fullSpeed/pb.rawJetStream, "ratio-to-raw-js")
+	}
+	if pb.rawPostgres > 0 {
+		b.ReportMetric(pb.fullSpeed/pb.rawPostgres, "ratio-to-raw-pg")
+	}
+	if b.N > 1 {
+		verdict := "✘"
+		if pb.fullSpeed >= benchTargetRate {
+			verdict = "✔"
+		}
+		b.Logf("%d lifecycles fully projected in %s: %.0f lifecycles/s (target %d %s); published in %s (%.0f/s)\n%s",
+			b.N, elapsed.Round(time.Millisecond), pb.fullSpeed, benchTargetRate, verdict,
+			stats.Elapsed.Round(time.Millisecond), stats.Rate(), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N))
+	}
+}
+
+// deadLetterCheck returns a check that fails once the dead-letter stream holds more messages
+// than now: a dead-lettered lifecycle would never be fully projected.
+func (pb *paymentsBench) deadLetterCheck(b *testing.B) func(context.Context) error {
+	count := func(ctx context.Context) (uint64, error) {
+		st, err := pb.js.Stream(ctx, bus.DeadLetterStream)
+		if err != nil {
+			return 0, err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return info.State.Msgs, nil
+	}
+	base, err := count(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		n, err := count(ctx)
+		if err != nil {
+			return err
+		}
+		if n > base {
+			return fmt.Errorf("%d messages dead-lettered during the run", n-base)
+		}
+		return nil
+	}
+}
+
+func (pb *paymentsBench) runLag(b *testing.B) {
+	rate := pb.fullSpeed / 2
+	if rate <= 0 {
+		rate = benchTargetRate / 2
+		b.Logf("no full-speed rate measured in this run: publishing at %.0f lifecycles/s", rate)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
+	defer cancel()
+	// The tables were filled within the last minute, before autovacuum's first look: without
+	// statistics the planner may walk a whole company's payments for each of the tracker's
+	// key lookups. Analyse them as autovacuum soon would.
+	if _, err := pb.db.Exec(ctx, `ANALYZE payments.payments, pool.movement_keys, pool.movements,
+            merchant.merchant_ledger`); err != nil {
+		b.Fatal(err)
+	}
+	noDeadLetters := pb.deadLetterCheck(b)
+	tracker := &loadgen.LagTracker{Interval: 15 * time.Millisecond, SampleEvery: benchLagSample}
+	cpuFrom := sampleCPU(ctx, pb.db)
+	published := make(chan struct{})
+	tracked := make(chan error, 1)
+	go func() { tracked <- tracker.Run(ctx, pb.db, published) }()
+	b.ResetTimer()
+	stats, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight, Rate: rate,
+		OnConfirmed: tracker.Track})
+	close(published)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := <-tracked; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if err := noDeadLetters(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lags := tracker.Lags()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(stats.Rate(), "published/s")
+	b.ReportMetric(ms(loadgen.Percentile(lags, 0.50)), "lag-p50-ms")
+	b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
+	b.ReportMetric(ms(loadgen.Percentile(lags, 1)), "lag-max-ms")
+	if b.N > 1 {
+		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s\n%s",
+			b.N, stats.Rate(), rate, stats.Elapsed.Round(time.Millisecond), len(lags), loadgen.Percentile(lags, 0.5),
+			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N))
+	}
+}
+
+// runRawJetStream publishes the same lifecycles (the same messages, sizes and headers) to a
+// stream of their own with the PAYMENTS stream's configuration while one durable pull consumer
+// fetches them in batches of 500 and acknowledges each, and reports lifecycles/s from the first
+// publish to the last acknowledgement. The stream is deleted afterwards.
+func (pb *paymentsBench) runRawJetStream(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
+	defer cancel()
+	var cfg jetstream.StreamConfig
+	for _, c := range bus.Streams(bus.ProvisionOptions{Replicas: 1, DuplicateWindow: 2 * time.Minute}) {
+		if c.Name == "PAYMENTS" {
+			cfg = c
+		}
+	}
+	cfg.Name, cfg.Subjects = "BENCH_RAW_"+uuid.NewString()[:8], []string{"rawbench.>"}
+	st, err := pb.js.CreateStream(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = pb.js.DeleteStream(context.Background(), cfg.Name) }()
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: 4000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := 3 * b.N
+	consumed := make(chan error, 1)
+	b.ResetTimer()
+	start := time.Now()
+	go func() { consumed <- consumeAll(ctx, cons, want) }()
+	if _, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
+		SubjectPrefix: "rawbench."}); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-consumed; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	pb.rawJetStream = float64(b.N) / time.Since(start).Seconds()
+	b.ReportMetric(pb.rawJetStream, "lifecycles/s")
+}
+
+// consumeAll fetches and acknowledges n messages.
+func consumeAll(ctx context.Context, cons jetstream.Consumer, n int) error {
+	for got := 0; got < n; {
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return err
+		}
+		for m := range batch.Messages() {
+			if err := m.Ack(); err != nil {
+				return err
+			}
+			got++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%d of %d consumed: %w", got, n, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// runRawPostgres writes, for each lifecycle, the three rows the projections end with (a
+// payments row CONFIRMED, a pool DEBIT movement, a merchant ledger PAYMENT entry) with COPY into
+// copies of those tables (same columns, defaults, checks and indexes; no foreign key), 500
+// lifecycles per transaction from three writers, and reports lifecycles/s. The copies live in
+// a schema of their own, dropped afterwards.
+func (pb *paymentsBench) runRawPostgres(b *testing.B) {
+	ctx := context.Background()
+	schema := "bench_raw_" + uuid.NewString()[:8]
+	_, err := pb.db.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA %[1]s;
+        CREATE TABLE %[1]s.payments (LIKE payments.payments INCLUDING ALL);
+        CREATE TABLE %[1]s.movements (LIKE pool.movements INCLUDING ALL);
+        CREATE TABLE %[1]s.merchant_ledger (LIKE merchant.merchant_ledger INCLUDING ALL)`, schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _, _ = pb.db.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) }()
+	batches := rawRows(pb.tenants, b.N, 500)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(batches))
+	next := make(chan rawBatch)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range next {
+				if err := batch.write(ctx, pb.db, schema); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for _, batch := range batches {
+		next <- batch
+	}
+	close(next)
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	pb.rawPostgres = float64(b.N) / time.Since(start).Seconds()
+	b.ReportMetric(pb.rawPostgres, "lifecycles/s")
+}
+
+// rawBatch is the rows of some lifecycles for the three tables.
+type rawBatch struct {
+	payments, movements, ledger [][]any
+}
+
+var (
+	rawPaymentColumns = []string{"company_id", "environment", "payment_id", "status", "has_created", "merchant_id",
+		"merchant_wallet", "customer_wallet", "amount_micros", "tx_hash", "block_explorer_url", "created_at", "expires_at",
+		"confirmed_at", "updated_at"}
+	rawMovementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
+		"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id", "merchant_name",
+		"created_at", "confirmed_at"}
+	rawLedgerColumns = []string{"id", "merchant_id", "seq", "type", "amount_micros", "balance_before_micros",
+		"balance_after_micros", "payment_id", "tx_hash", "status", "description", "source_key", "created_at"}
+)
+
+// rawRows builds the rows of n lifecycles spread over the tenants like loadgen.Run, with the
+// pools' and merchants' sequence numbers and balance chains, in batches of per lifecycles.
+func rawRows(tenants []loadgen.Tenant, n, per int) []rawBatch {
+	poolSeq, poolBal := map[string]int64{}, map[string]int64{}
+	ledgerSeq, ledgerBal := map[string]int64{}, map[string]int64{}
+	now := time.Now()
+	var out []rawBatch
+	for i := range n {
+		if i%per == 0 {
+			out = append(out, rawBatch{})
+		}
+		t := tenants[i%len(tenants)]
+		m := t.Merchants[i%len(t.Merchants)]
+		pid := uuid.NewString()
+		tx := fmt.Sprintf("0x%064x", i)
+		amount := int64(1+i%500)*1_000_000 + int64(i%100)*10_000
+		bt := &out[len(out)-1]
+		bt.payments = append(bt.payments, []any{t.CompanyID, t.Environment, pid, "CONFIRMED", true, m.ID, m.Wallet,
+			fmt.Sprintf("0x%040x", i+1), amount, tx, "https://basescan.org/tx/" + tx, now, now.Add(time.Hour), now, now})
+		poolSeq[t.CompanyID]++
+		before := poolBal[t.CompanyID]
+		poolBal[t.CompanyID] = before - amount
+		bt.movements = append(bt.movements, []any{uuid.New(), t.CompanyID, t.Environment, poolSeq[t.CompanyID], "DEBIT",
+			-amount, before, before - amount, "CONFIRMED", tx, "Payment " + pid, pid, amount, m.ID, "Shop", now, now})
+		ledgerSeq[m.ID]++
+		lbefore := ledgerBal[m.ID]
+		ledgerBal[m.ID] = lbefore + amount
+		bt.ledger = append(bt.ledger, []any{uuid.New(), uuid.MustParse(m.ID), ledgerSeq[m.ID], "PAYMENT", amount, lbefore,
+			lbefore + amount, pid, tx, "COMPLETED", "Payment " + pid, "payment:" + pid, now})
+	}
+	return out
+}
+
+func (r rawBatch) write(ctx context.Context, db *pgxpool.Pool, schema string) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		for _, t := range []struct {
+			table string
+			cols  []string
+			rows  [][]any
+		}{{"payments", rawPaymentColumns, r.payments}, {"movements", rawMovementColumns, r.movements},
+			{"merchant_ledger", rawLedgerColumns, r.ledger}} {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{schema, t.table}, t.cols, pgx.CopyFromRows(t.rows)); err != nil {
+				return fmt.Errorf("COPY %s: %w", t.table, err)
+			}
+		}
+		return nil
+	})
+}
