@@ -33,7 +33,7 @@ bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./pkg/eventstore/ ./pkg/projection/
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./pkg/relay/
 	$(GO) test -run '^$$' -bench . -benchtime 5000x ./services/merchant/service/
-	$(GO) test -run '^$$' -bench . -benchtime 20000x ./services/pool/service/ ./services/payment-projection/service/
+	$(GO) test -run '^$$' -bench 'HotPool|RawBatched|ProjectionApply' -benchtime 20000x ./services/pool/service/ ./services/payment-projection/service/
 	$(GO) test -run '^$$' -bench PoolRebuild -benchtime 1000000x -timeout 30m ./services/pool/service/
 	$(GO) test -run '^$$' -bench PaymentsRebuild -benchtime 1000000x -timeout 30m ./services/payment-projection/service/
 	$(GO) test -run '^$$' -bench . -benchtime 2500x ./services/webhook-dispatcher/service/
