@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type copier interface {
@@ -67,8 +68,8 @@ func (s *Store) appendCopy(ctx context.Context, q Querier, streamID string, expe
 	}
 	rows := make([][]any, len(evs))
 	for i, e := range evs {
-		rows[i] = []any{e.ID, streamID, current + int64(i) + 1, e.Type, e.Subject, e.CompanyID, e.Environment,
-			e.CorrelationID, e.CausationID, e.OccurredAt, e.Payload}
+		rows[i] = []any{pgtype.UUID{Bytes: e.ID, Valid: true}, streamID, current + int64(i) + 1, e.Type, e.Subject,
+			e.CompanyID, e.Environment, e.CorrelationID, e.CausationID, e.OccurredAt, e.Payload}
 	}
 	if _, err := c.CopyFrom(ctx, pgx.Identifier{"events"}, copyColumns, pgx.CopyFromRows(rows)); err != nil {
 		return AppendResult{}, s.appendError(err, streamID, expected)

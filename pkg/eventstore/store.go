@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -131,8 +131,11 @@ func (s *Store) appendError(err error, streamID string, expected int64) error {
 	return fmt.Errorf("appending to %s: %w", streamID, err)
 }
 
+// columns are the append's parameters, one array per column. Event ids go as pgtype.UUID: pgx
+// encodes a uuid.UUID through its driver.Valuer, as text that it fails to encode in binary and
+// parses back, several times the work of the binary form.
 type columns struct {
-	ids                                             []uuid.UUID
+	ids                                             []pgtype.UUID
 	types, subjects, companies, envs, corrs, causes []string
 	occurred                                        []time.Time
 	payloads                                        [][]byte
@@ -140,14 +143,14 @@ type columns struct {
 
 func newColumns(n int) *columns {
 	return &columns{
-		ids: make([]uuid.UUID, 0, n), types: make([]string, 0, n), subjects: make([]string, 0, n),
+		ids: make([]pgtype.UUID, 0, n), types: make([]string, 0, n), subjects: make([]string, 0, n),
 		companies: make([]string, 0, n), envs: make([]string, 0, n), corrs: make([]string, 0, n),
 		causes: make([]string, 0, n), occurred: make([]time.Time, 0, n), payloads: make([][]byte, 0, n),
 	}
 }
 
 func (c *columns) add(e Event) {
-	c.ids = append(c.ids, e.ID)
+	c.ids = append(c.ids, pgtype.UUID{Bytes: e.ID, Valid: true})
 	c.types = append(c.types, e.Type)
 	c.subjects = append(c.subjects, e.Subject)
 	c.companies = append(c.companies, e.CompanyID)

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/payplat/platform/services/gateway/service"
 )
 
 const wellFormedUnknown = "sk_test_0123456789abcdefghijABCDEFGHIJ0123456789"
@@ -135,6 +138,27 @@ func TestRolledKeyReplacesOldOne(t *testing.T) {
 		t.Fatalf("new key: %d %s", r.status, r.body)
 	}
 	// The other keys of the company are untouched.
+	if r := g.whoami(map[string]string{"X-Api-Key": c.Keys["sk_live"]}); r.status != http.StatusOK {
+		t.Fatalf("sk_live after rolling sk_test: %d %s", r.status, r.body)
+	}
+}
+
+// A key in use (so remembered by the gateway's key cache) is refused as soon as its roll has
+// answered, even with a cache TTL far longer than the test.
+func TestRolledKeyInUseRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, withConfig(func(c *service.Config) { c.KeyCacheTTL = time.Hour }))
+	c := g.createCompany("Acme")
+	old := map[string]string{"X-Api-Key": c.Keys["sk_test"]}
+	for range 3 {
+		if r := g.whoami(old); r.status != http.StatusOK {
+			t.Fatalf("before the roll: %d %s", r.status, r.body)
+		}
+	}
+	if r := g.admin(http.MethodPost, "/api/v1/admin/companies/"+c.ID+"/keys/sk_test/roll", ""); r.status != http.StatusOK {
+		t.Fatalf("roll: %d %s", r.status, r.body)
+	}
+	assertError(t, g.whoami(old), http.StatusUnauthorized, "UNAUTHORIZED")
 	if r := g.whoami(map[string]string{"X-Api-Key": c.Keys["sk_live"]}); r.status != http.StatusOK {
 		t.Fatalf("sk_live after rolling sk_test: %d %s", r.status, r.body)
 	}

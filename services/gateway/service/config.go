@@ -27,6 +27,11 @@ type Config struct {
 	IdempotencyLease time.Duration `env:"GATEWAY_IDEMPOTENCY_LEASE" envDefault:"5m"`
 	// IdempotencyRetention is how long a stored response is replayed for its key.
 	IdempotencyRetention time.Duration `env:"GATEWAY_IDEMPOTENCY_RETENTION" envDefault:"24h"`
+
+	// KeyCacheTTL is how long a gateway remembers an active API key it looked up (0: not at
+	// all). Rolls are honoured at once on every gateway (adapters.CachedKeys); the TTL bounds
+	// how long a gateway that missed the announcement of one still accepts the old key.
+	KeyCacheTTL time.Duration `env:"GATEWAY_KEY_CACHE_TTL" envDefault:"5s"`
 }
 
 // Load reads the configuration from the environment.

@@ -38,6 +38,7 @@ type Service struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	api      *ports.Server
+	keys     *adapters.CachedKeys
 	idem     *adapters.IdempotencyStore
 	server   *http.Server
 	listener net.Listener
@@ -89,7 +90,12 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	if s.nc, err = connectNATS(cfg.NATSURL, s.log); err != nil {
+	s.keys = adapters.NewCachedKeys(adapters.NewCompanyRepository(s.db), cfg.KeyCacheTTL, s.log)
+	// Revocations announced while the connection was down are lost: forget every key.
+	if s.nc, err = connectNATS(cfg.NATSURL, s.log, s.keys.Forget); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if err := s.keys.Connect(s.nc); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if s.js, err = jetstream.New(s.nc); err != nil {
@@ -108,7 +114,7 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
 	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
-	api, err := newAPI(s.cfg, s.db, s.nc, s.idem, checks, s.log, reg)
+	api, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
 	if err != nil {
 		return err
 	}
@@ -137,13 +143,14 @@ func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *s
 	reg *prometheus.Registry) (*ports.Server, error) {
 	cfg = cfg.withDefaults()
 	idem := adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
-	return newAPI(cfg, db, nil, idem, checks, log, reg)
+	keys := adapters.NewCachedKeys(adapters.NewCompanyRepository(db), cfg.KeyCacheTTL, log)
+	return newAPI(cfg, db, nil, keys, idem, checks, log, reg)
 }
 
-func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, idem *adapters.IdempotencyStore,
+func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem *adapters.IdempotencyStore,
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
 	return ports.NewServer(ports.Deps{
-		App:         newApplication(db),
+		App:         newApplication(db, keys),
 		Idempotency: idem,
 		Logger:      log,
 		Registry:    reg,
@@ -157,23 +164,25 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, idem *adapters.Idempote
 	})
 }
 
-func newApplication(db *pgxpool.Pool) app.Application {
+// newApplication builds the use cases; API keys are looked up and rolled through keys (the
+// company repository behind the key cache).
+func newApplication(db *pgxpool.Pool, keys *adapters.CachedKeys) app.Application {
 	companies := adapters.NewCompanyRepository(db)
 	return app.Application{
 		Commands: app.Commands{
 			CreateCompany: command.NewCreateCompanyHandler(companies),
-			RollAPIKey:    command.NewRollAPIKeyHandler(companies),
+			RollAPIKey:    command.NewRollAPIKeyHandler(keys),
 		},
 		Queries: app.Queries{
 			ListCompanies: query.NewListCompaniesHandler(companies),
-			Authenticate:  query.NewAuthenticateHandler(companies),
+			Authenticate:  query.NewAuthenticateHandler(keys),
 		},
 	}
 }
 
 // connectNATS connects with reconnection forever, also when the server is not up yet: the
 // gateway then starts, and /readyz says it is not ready until NATS answers.
-func connectNATS(url string, log *slog.Logger) (*nats.Conn, error) {
+func connectNATS(url string, log *slog.Logger, onReconnect func()) (*nats.Conn, error) {
 	nc, err := nats.Connect(url,
 		nats.Name("payplat-gateway"),
 		nats.MaxReconnects(-1),
@@ -186,6 +195,7 @@ func connectNATS(url string, log *slog.Logger) (*nats.Conn, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
+			onReconnect()
 		}),
 	)
 	if err != nil {

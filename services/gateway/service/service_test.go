@@ -2,7 +2,9 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -190,4 +192,77 @@ func TestServiceStartsWithoutNATS(t *testing.T) {
 	if status, body := get(t, svc.URL()+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "nats") {
 		t.Errorf("readyz without NATS: %d %s", status, body)
 	}
+}
+
+// startGateway runs a gateway on cfg until the test ends and returns its URL once it is ready.
+func startGateway(t *testing.T, cfg service.Config) string {
+	t.Helper()
+	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if status, body := get(t, svc.URL()+"/readyz"); status != http.StatusOK {
+			return errors.New(body)
+		}
+		return nil
+	})
+	return svc.URL()
+}
+
+// Two gateways on one database and one NATS server, each remembering API keys for an hour: a
+// key rolled through one is refused by the other too, as soon as the announcement arrives,
+// long before the TTL.
+func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.KeyCacheTTL = time.Hour
+	a, b := startGateway(t, cfg), startGateway(t, cfg)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a+"/api/v1/admin/companies",
+		strings.NewReader(`{"name":"Acme"}`))
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Company struct {
+			ID string `json:"id"`
+		} `json:"company"`
+		Keys map[string]string `json:"keys"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create company: %d %v", resp.StatusCode, err)
+	}
+	key := created.Keys["sk_test"]
+	for _, url := range []string{a, b, a, b} {
+		if status, body := get(t, url+"/api/v1/management/whoami", "X-Api-Key", key); status != http.StatusOK {
+			t.Fatalf("whoami on %s before the roll: %d %s", url, status, body)
+		}
+	}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost,
+		a+"/api/v1/admin/companies/"+created.Company.ID+"/keys/sk_test/roll", nil)
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("roll: %d", resp.StatusCode)
+	}
+	if status, body := get(t, a+"/api/v1/management/whoami", "X-Api-Key", key); status != http.StatusUnauthorized {
+		t.Fatalf("old key on the rolling gateway: %d %s", status, body)
+	}
+	testkit.WaitFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if status, _ := get(t, b+"/api/v1/management/whoami", "X-Api-Key", key); status != http.StatusUnauthorized {
+			return fmt.Errorf("old key on the other gateway: %d", status)
+		}
+		return nil
+	})
 }

@@ -1,11 +1,14 @@
 package adapters
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -20,10 +23,21 @@ import (
 // replicas never hand out one twice; each wallet's user record (its index and address) is a
 // row of wallet_users, whose id is the wallet_user_id. No private key is stored anywhere: it
 // is derivable from the seed and the index.
+//
+// A replica takes indexes from the sequence indexBlock at a time and hands them out from
+// memory, so that a provisioning costs no round trip of its own. Indexes a replica took but
+// did not use when it stops stay unused, like those of failed creations: the record of each
+// wallet says which index it has, and nothing needs them dense.
 type HDWalletProvider struct {
 	db       *pgxpool.Pool
 	external *wallet.ExtendedKey // m/44'/60'/0'/0
+
+	mu   sync.Mutex
+	free []int64 // indexes taken from the sequence and not handed out yet
 }
+
+// indexBlock is how many derivation indexes a replica takes from the sequence at once.
+const indexBlock = 32
 
 // ParseSeed reads a hex master seed of 16 to 64 bytes (WALLET_MASTER_SEED).
 func ParseSeed(s string) ([]byte, error) {
@@ -70,14 +84,13 @@ func (p *HDWalletProvider) Provision(ctx context.Context, req app.WalletRequest)
 	return w, err
 }
 
-// provision takes an index with q, derives its wallet and writes the record with w.
-func (p *HDWalletProvider) provision(ctx context.Context, q interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}, w writer, req app.WalletRequest) (app.Wallet, error) {
+// provision takes an index (through q when the replica has none left), derives its wallet and
+// writes the record with w.
+func (p *HDWalletProvider) provision(ctx context.Context, q querier, w writer, req app.WalletRequest) (app.Wallet, error) {
 	for {
-		var index int64
-		if err := q.QueryRow(ctx, `SELECT nextval('wallet_derivation_index')`).Scan(&index); err != nil {
-			return app.Wallet{}, fmt.Errorf("allocating a derivation index: %w", err)
+		index, err := p.nextIndex(ctx, q)
+		if err != nil {
+			return app.Wallet{}, err
 		}
 		if index >= int64(wallet.HardenedOffset) {
 			return app.Wallet{}, errors.New("derivation indexes exhausted")
@@ -96,6 +109,42 @@ func (p *HDWalletProvider) provision(ctx context.Context, q interface {
 		}
 		return app.Wallet{Address: addr, UserID: id.String()}, nil
 	}
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// nextIndex hands out an index the replica holds, or takes a block from the sequence through q
+// (the caller's own connection: waiting for another one of the pool while holding q could
+// starve the pool).
+func (p *HDWalletProvider) nextIndex(ctx context.Context, q querier) (int64, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		i := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return i, nil
+	}
+	p.mu.Unlock()
+	rows, err := q.Query(ctx, `SELECT nextval('wallet_derivation_index') FROM generate_series(1, $1)`, indexBlock)
+	if err != nil {
+		return 0, fmt.Errorf("allocating derivation indexes: %w", err)
+	}
+	block, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("allocating derivation indexes: %w", err)
+	}
+	if len(block) == 0 {
+		return 0, errors.New("allocating derivation indexes: none returned")
+	}
+	// Hand out the smallest first; the rest join what the replica holds.
+	slices.Sort(block)
+	p.mu.Lock()
+	p.free = append(p.free, block[1:]...)
+	slices.SortFunc(p.free, func(a, b int64) int { return cmp.Compare(b, a) })
+	p.mu.Unlock()
+	return block[0], nil
 }
 
 // Address returns the EIP-55 address of wallet index i.

@@ -33,45 +33,30 @@ func NewMerchantRepository(db *pgxpool.Pool, store *eventstore.Store) *MerchantR
 var _ app.MerchantRepository = (*MerchantRepository)(nil)
 
 // Create reserves the email for the company and environment, provisions the merchant's wallet,
-// appends merchant.created and inserts the read row, in one transaction; the statements after
-// the wallet derivation (the wallet record, the read row, the append) go in one round trip.
+// appends merchant.created and inserts the read row, in one transaction of two round trips:
+// the BEGIN goes out with the email reservation, and the statements after the wallet
+// derivation (the wallet record, the read row, the append) go out together with the COMMIT.
 // domain.ErrDuplicateEmail when the email is taken (no wallet is provisioned then);
 // domain.ErrWalletUnavailable when the provider fails; app.ErrMerchantExists when the id is
 // taken. Nothing is stored unless everything is.
 func (r *MerchantRepository) Create(ctx context.Context, nm app.NewMerchant, wallets app.WalletProvider) (*domain.Merchant, error) {
+	conn, err := r.db.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquiring a connection: %w", err)
+	}
+	// A connection left inside a transaction (a failed ROLLBACK) is closed by the pool on
+	// release, never reused.
+	defer conn.Release()
 	m := &domain.Merchant{}
-	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO merchant_emails (company_id, environment, email_key, merchant_id)
-            VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-			nm.CompanyID, nm.Environment, domain.EmailKey(nm.Email), pgUUID(nm.ID))
-		if err != nil {
-			return fmt.Errorf("reserving email: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return domain.ErrDuplicateEmail
-		}
-		p := &pipeline{tx: tx}
-		w, err := wallets.Provision(withCreation(ctx, p),
-			app.WalletRequest{CompanyID: nm.CompanyID, Environment: nm.Environment, MerchantID: nm.ID})
-		if err != nil {
-			return fmt.Errorf("%w: %v", domain.ErrWalletUnavailable, err)
-		}
-		ev, err := domain.Create(domain.NewMerchantParams{ID: nm.ID, CompanyID: nm.CompanyID, Environment: nm.Environment,
-			Name: nm.Name, Email: nm.Email, WalletAddress: w.Address, WalletUserID: w.UserID}, nm.At)
-		if err != nil {
-			return err
-		}
-		if err := m.Apply(ev); err != nil {
-			return err
-		}
-		if err := applyToReadTables(ctx, p, ev, 1); err != nil {
-			return err
-		}
-		if err := r.appendEvents(ctx, p, nm.CompanyID, nm.Environment, nm.ID, eventstore.NoStream, []domain.Event{ev}); err != nil {
-			return err
-		}
-		return p.flush(ctx)
-	})
+	p := &pipeline{tx: conn.Conn()}
+	p.begin()
+	err = r.create(ctx, p, m, nm, wallets)
+	if err == nil && !p.committed {
+		err = commit(ctx, conn.Conn())
+	}
+	if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
 	if errors.Is(err, eventstore.ErrConcurrency) || pg.IsUniqueViolation(err, "merchants_pkey") {
 		return nil, app.ErrMerchantExists
 	}
@@ -79,6 +64,59 @@ func (r *MerchantRepository) Create(ctx context.Context, nm app.NewMerchant, wal
 		return nil, err
 	}
 	return m, nil
+}
+
+// create runs the statements of Create on p, whose transaction has begun.
+func (r *MerchantRepository) create(ctx context.Context, p *pipeline, m *domain.Merchant, nm app.NewMerchant,
+	wallets app.WalletProvider) error {
+	tag, err := p.Exec(ctx, `INSERT INTO merchant_emails (company_id, environment, email_key, merchant_id)
+        VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		nm.CompanyID, nm.Environment, domain.EmailKey(nm.Email), pgUUID(nm.ID))
+	if err != nil {
+		return fmt.Errorf("reserving email: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return domain.ErrDuplicateEmail
+	}
+	w, err := wallets.Provision(withCreation(ctx, p),
+		app.WalletRequest{CompanyID: nm.CompanyID, Environment: nm.Environment, MerchantID: nm.ID})
+	if err != nil {
+		return fmt.Errorf("%w: %v", domain.ErrWalletUnavailable, err)
+	}
+	ev, err := domain.Create(domain.NewMerchantParams{ID: nm.ID, CompanyID: nm.CompanyID, Environment: nm.Environment,
+		Name: nm.Name, Email: nm.Email, WalletAddress: w.Address, WalletUserID: w.UserID}, nm.At)
+	if err != nil {
+		return err
+	}
+	if err := m.Apply(ev); err != nil {
+		return err
+	}
+	if err := applyToReadTables(ctx, p, ev, 1); err != nil {
+		return err
+	}
+	e, err := encode(ctx, nm.CompanyID, nm.Environment, ev)
+	if err != nil {
+		return err
+	}
+	// The append fails in the database when the stream exists, so the COMMIT can go with it.
+	p.commitWithNext()
+	if _, err := r.store.AppendNewTx(ctx, p, StreamID(nm.ID), e); err != nil {
+		return err
+	}
+	return p.flush(ctx)
+}
+
+// commit commits the transaction open on conn. A transaction that failed answers COMMIT with
+// ROLLBACK and no error (as pgx.Tx.Commit checks too).
+func commit(ctx context.Context, conn *pgx.Conn) error {
+	tag, err := conn.Exec(ctx, "COMMIT")
+	if err != nil {
+		return fmt.Errorf("committing: %w", err)
+	}
+	if tag.String() == "ROLLBACK" {
+		return fmt.Errorf("committing: %w", pgx.ErrTxCommitRollback)
+	}
+	return nil
 }
 
 type creationKey struct{}
@@ -401,7 +439,7 @@ func applyManyToReadTables(ctx context.Context, tx pgx.Tx, evs []versioned) erro
 }
 
 // sendBatch sends the statements of b in one round trip and returns the first error.
-func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, what string) error {
+func sendBatch(ctx context.Context, tx batcher, b *pgx.Batch, what string) error {
 	br := tx.SendBatch(ctx, b)
 	for range b.Len() {
 		if _, err := br.Exec(); err != nil {

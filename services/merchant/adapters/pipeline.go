@@ -24,14 +24,35 @@ func (w txWriter) write(ctx context.Context, sql string, args ...any) error {
 	return err
 }
 
-// pipeline is a transaction that holds back the statements written to it and sends them with
-// the next statement run through it, in one round trip (a pgx batch). It runs everything in
-// order, so it is an eventstore.Querier like the transaction itself; the error of a held-back
-// statement is the error of the statement it went out with. flush sends what is left.
-type pipeline struct {
-	tx     pgx.Tx
-	queued pgx.Batch
+// batcher is what a pipeline runs on: a connection or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
+
+// pipeline holds back the statements written to it and sends them with the next statement run
+// through it, in one round trip (a pgx batch). It runs everything in order, so it is an
+// eventstore.Querier like a transaction; the error of a held-back statement is the error of the
+// statement it went out with. flush sends what is left.
+//
+// On a connection, a pipeline can also carry the BEGIN of its transaction with the first
+// statement (begin) and the COMMIT with the last (commitWithNext), so that the transaction
+// costs no round trip of its own (MerchantRepository.Create).
+type pipeline struct {
+	tx         batcher
+	queued     pgx.Batch
+	commitNext bool // send COMMIT right after the next statement run
+	committed  bool // COMMIT has been sent (and succeeded, unless a statement failed)
+}
+
+// begin holds back the BEGIN of a transaction on the pipeline's connection.
+func (p *pipeline) begin() { p.queued.Queue("BEGIN") }
+
+// commitWithNext sends COMMIT right behind the next statement run through the pipeline, in
+// the same round trip. That statement must fail in the database whenever the transaction
+// must not commit: the server skips the COMMIT after an error, but not after a result the
+// caller would refuse.
+func (p *pipeline) commitWithNext() { p.commitNext = true }
 
 var _ eventstore.Querier = (*pipeline)(nil)
 
@@ -47,6 +68,11 @@ func (p *pipeline) send(ctx context.Context, sql string, args ...any) (pgx.Batch
 	p.queued = pgx.Batch{}
 	held := b.Len()
 	b.Queue(sql, args...)
+	if p.commitNext {
+		// Read by br.Close, after sql's result: its error is the statement's.
+		b.Queue("COMMIT")
+		p.commitNext, p.committed = false, true
+	}
 	br := p.tx.SendBatch(ctx, &b)
 	for range held {
 		if _, err := br.Exec(); err != nil {

@@ -135,6 +135,26 @@ func TestCreateIsIdempotentByMerchantID(t *testing.T) {
 	}
 }
 
+// The create sends its COMMIT with its last statements: a creation whose append fails (its
+// stream exists, here with the read row gone as during a rebuild) must still store nothing.
+func TestCreateWhoseAppendFailsStoresNothing(t *testing.T) {
+	s := newStack(t)
+	m := s.mustCreate("c1", "test")
+	if _, err := s.db.Exec(context.Background(), `DELETE FROM merchants WHERE id = $1`, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	wallets := s.count(`SELECT count(*) FROM wallet_users`)
+	_, err := s.client.Create(context.Background(), "r1", api.CreateRequest{MerchantID: m.ID, CompanyID: "c1",
+		Environment: "test", Name: "Again", Email: "again@example.com"})
+	if err == nil {
+		t.Fatal("a creation on an existing stream succeeded")
+	}
+	if n := s.count(`SELECT count(*) FROM merchants`) + s.count(`SELECT count(*) FROM merchant_emails WHERE email_key = 'again@example.com'`) +
+		s.count(`SELECT count(*) FROM wallet_users`) - wallets; n != 0 {
+		t.Fatalf("%d rows left behind", n)
+	}
+}
+
 // A provider failure creates nothing and answers WALLET_PROVIDER_UNAVAILABLE; once the
 // provider is back the same request succeeds.
 func TestWalletProviderFailure(t *testing.T) {
