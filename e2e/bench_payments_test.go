@@ -28,6 +28,9 @@ const (
 	benchProjectedTimeout  = 15 * time.Minute
 	benchProjectedInterval = 100 * time.Millisecond
 	benchLagSample         = 5 // lag measured for one payment in 5
+	// benchPaymentsConsumers is how many durable consumers the stack has on PAYMENTS
+	// (payment-projection, pool, merchant ledger, webhook-dispatcher).
+	benchPaymentsConsumers = 4
 )
 
 // paymentsBench carries the numbers of one BenchmarkPaymentsEndToEnd run between its parts.
@@ -37,7 +40,7 @@ type paymentsBench struct {
 	js      jetstream.JetStream
 	tenants []loadgen.Tenant
 
-	rawJetStream, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
+	rawJetStream, rawFanout, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
 }
 
 // BenchmarkPaymentsEndToEnd (issue 5): payment lifecycles (payment.created, processing,
@@ -47,6 +50,10 @@ type paymentsBench struct {
 //
 // raw-jetstream, the bus's limit: the same messages published asynchronously to a stream of
 // their own and consumed by one durable pull consumer, acknowledged one by one.
+//
+// raw-jetstream-fanout, the bus's limit for the real topology: the same, with four durable pull
+// consumers (as many as the stack has on PAYMENTS) each taking and acknowledging every message
+// concurrently.
 //
 // raw-postgres, the database's limit: COPY of the three rows the projections write per
 // lifecycle (a payments row, a pool movement, a merchant ledger entry) into copies of those
@@ -76,6 +83,7 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 		time.Since(setup).Round(time.Millisecond))
 	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s), tenants: tenants}
 	b.Run("raw-jetstream", pb.runRawJetStream)
+	b.Run("raw-jetstream-fanout", pb.runRawJetStreamFanout)
 	b.Run("raw-postgres", pb.runRawPostgres)
 	b.Run("stack", pb.runStack)
 	b.Run("lag-half-rate", pb.runLag)
@@ -123,6 +131,9 @@ func (pb *paymentsBench) runStack(b *testing.B) {
 	b.ReportMetric(stats.Rate(), "published/s")
 	if pb.rawJetStream > 0 {
 		b.ReportMetric(pb.fullSpeed/pb.rawJetStream, "ratio-to-raw-js")
+	}
+	if pb.rawFanout > 0 {
+		b.ReportMetric(pb.fullSpeed/pb.rawFanout, "ratio-to-raw-js-fanout")
 	}
 	if pb.rawPostgres > 0 {
 		b.ReportMetric(pb.fullSpeed/pb.rawPostgres, "ratio-to-raw-pg")
@@ -221,6 +232,25 @@ func (pb *paymentsBench) runLag(b *testing.B) {
 // fetches them in batches of 500 and acknowledges each, and reports lifecycles/s from the first
 // publish to the last acknowledgement. The stream is deleted afterwards.
 func (pb *paymentsBench) runRawJetStream(b *testing.B) {
+	pb.rawJetStream = pb.rawJetStreamWith(b, 1)
+	b.ReportMetric(pb.rawJetStream, "lifecycles/s")
+}
+
+// runRawJetStreamFanout is runRawJetStream with as many durable pull consumers as the real
+// stack has on PAYMENTS (payment-projection, pool, merchant ledger, webhook-dispatcher), each
+// taking and acknowledging every message, concurrently: the bus's limit for the real topology.
+// (Unfiltered, so every consumer takes all three events of a lifecycle; some of the real ones
+// filter out a part.)
+func (pb *paymentsBench) runRawJetStreamFanout(b *testing.B) {
+	pb.rawFanout = pb.rawJetStreamWith(b, benchPaymentsConsumers)
+	b.ReportMetric(pb.rawFanout, "lifecycles/s")
+}
+
+// rawJetStreamWith publishes b.N lifecycles to a stream of their own with the PAYMENTS stream's
+// configuration while consumers durable pull consumers each fetch and acknowledge all of them,
+// and returns lifecycles/s from the first publish to the last acknowledgement of the slowest
+// consumer. The stream is deleted afterwards.
+func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
 	defer cancel()
 	var cfg jetstream.StreamConfig
@@ -235,26 +265,32 @@ func (pb *paymentsBench) runRawJetStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = pb.js.DeleteStream(context.Background(), cfg.Name) }()
-	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy,
-		MaxAckPending: 4000})
-	if err != nil {
-		b.Fatal(err)
+	conss := make([]jetstream.Consumer, consumers)
+	for i := range conss {
+		conss[i], err = st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: fmt.Sprintf("raw%d", i),
+			AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4000})
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	want := 3 * b.N
-	consumed := make(chan error, 1)
+	consumed := make(chan error, consumers)
 	b.ResetTimer()
 	start := time.Now()
-	go func() { consumed <- consumeAll(ctx, cons, want) }()
+	for _, cons := range conss {
+		go func() { consumed <- consumeAll(ctx, cons, want) }()
+	}
 	if _, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
 		SubjectPrefix: "rawbench."}); err != nil {
 		b.Fatal(err)
 	}
-	if err := <-consumed; err != nil {
-		b.Fatal(err)
+	for range conss {
+		if err := <-consumed; err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.StopTimer()
-	pb.rawJetStream = float64(b.N) / time.Since(start).Seconds()
-	b.ReportMetric(pb.rawJetStream, "lifecycles/s")
+	return float64(b.N) / time.Since(start).Seconds()
 }
 
 // consumeAll fetches and acknowledges n messages.

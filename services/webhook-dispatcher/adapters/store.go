@@ -151,6 +151,34 @@ func (s *Store) CreateDeliveries(ctx context.Context, news []domain.NewDelivery,
 	return claims, nil
 }
 
+// Deliverable returns which of targets have an enabled endpoint with a URL now: the ones
+// CreateDeliveries would create deliveries for. It reads the table every time (no cache), so a
+// configuration committed before the call is seen.
+func (s *Store) Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error) {
+	companies := make([]string, len(targets))
+	envs := make([]string, len(targets))
+	for i, t := range targets {
+		companies[i], envs[i] = t.CompanyID, t.Environment
+	}
+	rows, err := s.db.Query(ctx, `SELECT e.company_id, e.environment
+		FROM endpoints e JOIN unnest($1::text[], $2::text[]) AS t(company_id, environment)
+			ON e.company_id = t.company_id AND e.environment = t.environment
+		WHERE e.enabled AND e.url <> ''`, companies, envs)
+	if err != nil {
+		return nil, fmt.Errorf("looking up endpoints: %w", err)
+	}
+	out := make(map[domain.Target]bool)
+	var t domain.Target
+	_, err = pgx.ForEachRow(rows, []any{&t.CompanyID, &t.Environment}, func() error {
+		out[t] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking up endpoints: %w", err)
+	}
+	return out, nil
+}
+
 // ClaimDue leases up to limit deliveries whose automatic attempt is due, oldest due first,
 // skipping those another attempt holds (a live lease, or rows another transaction is claiming
 // right now). Deliveries whose lease expired (their dispatcher died) are due again.

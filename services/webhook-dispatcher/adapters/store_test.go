@@ -2,6 +2,7 @@ package adapters_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -155,5 +156,39 @@ func TestRecordAllRecordsOnlyUnderItsLease(t *testing.T) {
 	untouched := read(claims[2].ID)
 	if untouched.status != domain.StatusPending || untouched.attempts != 0 || untouched.last != nil || !untouched.leased {
 		t.Fatalf("row of a lost lease %+v", untouched)
+	}
+}
+
+// Deliverable names exactly the targets with an enabled endpoint: the ones CreateDeliveries
+// creates deliveries for.
+func TestDeliverableIsWhatCreateDeliveriesDeliversTo(t *testing.T) {
+	s, _ := newStore(t, []string{"a", "b"}, []string{"off"})
+	ctx := context.Background()
+	targets := []domain.Target{{CompanyID: "a", Environment: "test"}, {CompanyID: "a", Environment: "live"},
+		{CompanyID: "b", Environment: "test"}, {CompanyID: "off", Environment: "test"}, {CompanyID: "none", Environment: "test"}}
+	got, err := s.Deliverable(ctx, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[domain.Target]bool{{CompanyID: "a", Environment: "test"}: true, {CompanyID: "b", Environment: "test"}: true}
+	if !maps.Equal(got, want) {
+		t.Fatalf("deliverable %v, want %v", got, want)
+	}
+	var news []domain.NewDelivery
+	for _, tg := range targets {
+		n := newDelivery(uuid.New(), tg.CompanyID)
+		n.Environment = tg.Environment
+		news = append(news, n)
+	}
+	claims, err := s.CreateDeliveries(ctx, news, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := map[domain.Target]bool{}
+	for _, c := range claims {
+		created[domain.Target{CompanyID: c.CompanyID, Environment: c.Environment}] = true
+	}
+	if !maps.Equal(created, want) {
+		t.Fatalf("deliveries created for %v, want %v", created, want)
 	}
 }

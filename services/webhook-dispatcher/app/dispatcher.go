@@ -17,6 +17,7 @@ import (
 // Store is the persistence the use cases need (implemented by adapters.Store).
 type Store interface {
 	UpdateEndpoint(ctx context.Context, company, env string, update func(*domain.Endpoint, bool) error) (domain.Endpoint, error)
+	Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error)
 	CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error)
 	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)
 	ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)

@@ -7,6 +7,18 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
+// Deliverable returns which of targets have an enabled endpoint: events of the others would
+// create no delivery, so the caller can skip them before decoding and rendering their
+// payloads. It is read from the store on every call, never cached: an endpoint whose
+// configuration committed before the call gets the events the caller creates afterwards, and
+// no configuration path needs to invalidate anything.
+func (d *Dispatcher) Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error) {
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	return d.store.Deliverable(ctx, targets)
+}
+
 // Create records one delivery per event and deliverable endpoint (none for a company without
 // one, none again for an event already recorded), each claimed for its first attempt. The
 // caller acknowledges the bus messages once it returns, then hands the claims to Enqueue.

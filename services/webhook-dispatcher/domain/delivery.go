@@ -66,6 +66,12 @@ type Recording struct {
 	Attempted Attempted
 }
 
+// Target is a company and environment, the scope of one endpoint.
+type Target struct {
+	CompanyID   string
+	Environment string
+}
+
 // NewDelivery is a delivery to create for an event, for every deliverable endpoint of its
 // company and environment.
 type NewDelivery struct {

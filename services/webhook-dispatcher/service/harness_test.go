@@ -38,11 +38,12 @@ import (
 
 // harness is a running dispatcher on a fresh database and JetStream server.
 type harness struct {
-	t  testing.TB
-	s  *svctest.Started
-	nc *nats.Conn
-	js jetstream.JetStream
-	db *pgxpool.Pool
+	t   testing.TB
+	cfg service.Config
+	s   *svctest.Started
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	db  *pgxpool.Pool
 }
 
 // trustedPool trusts the certificate every httptest TLS server presents.
@@ -67,7 +68,8 @@ func startDispatcher(t testing.TB, env map[string]string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := svctest.Start(t, service.Options(cfg.WithRootCAs(trustedPool(t))))
+	cfg = cfg.WithRootCAs(trustedPool(t))
+	s := svctest.Start(t, service.Options(cfg))
 	nc, err := nats.Connect(s.NATSURL)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,37 @@ func startDispatcher(t testing.TB, env map[string]string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, s: s, nc: nc, js: js, db: testkit.NewPool(t, s.DatabaseURL, migrations.Schema)}
+	return &harness{t: t, cfg: cfg, s: s, nc: nc, js: js, db: testkit.NewPool(t, s.DatabaseURL, migrations.Schema)}
+}
+
+// restart stops the dispatcher and starts it again on the same database and NATS server.
+func (h *harness) restart() {
+	h.t.Helper()
+	if err := h.s.Stop(); err != nil {
+		h.t.Fatalf("stopping the dispatcher: %v", err)
+	}
+	h.s = svctest.StartOn(h.t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
+}
+
+// waitConsumed polls until the dispatcher's consumer durable on stream has taken and
+// acknowledged every message, and returns its info.
+func (h *harness) waitConsumed(stream, durable string) *jetstream.ConsumerInfo {
+	h.t.Helper()
+	var info *jetstream.ConsumerInfo
+	testkit.WaitFor(h.t, 10*time.Second, 20*time.Millisecond, func() error {
+		c, err := h.js.Consumer(context.Background(), stream, durable)
+		if err != nil {
+			return err
+		}
+		if info, err = c.Info(context.Background()); err != nil {
+			return err
+		}
+		if info.NumPending != 0 || info.NumAckPending != 0 {
+			return fmt.Errorf("%s: %d pending, %d awaiting ack", durable, info.NumPending, info.NumAckPending)
+		}
+		return nil
+	})
+	return info
 }
 
 // request sends a request to the webhooks service; errCode is its error code, if any.

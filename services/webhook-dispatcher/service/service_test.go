@@ -139,8 +139,8 @@ func jsonEqual(a, b any) bool {
 }
 
 // A bus message delivered again (same event id) creates no second log entry; a company
-// without an endpoint gets nothing; an undecodable message goes to the dead-letter stream and
-// does not block the events behind it.
+// without an endpoint gets nothing; an undecodable message goes to the dead-letter stream,
+// whether its company has an endpoint or not, and does not block the events behind it.
 func TestRedeliveryAndMissingEndpointCreateNothing(t *testing.T) {
 	h := startDispatcher(t, nil)
 	rc := newReceiver(t)
@@ -153,6 +153,14 @@ func TestRedeliveryAndMissingEndpointCreateNothing(t *testing.T) {
 	bad.Header.Set("Content-Type", "application/json")
 	bad.Header.Set(nats.MsgIdHdr, uuid.NewString())
 	if _, err := h.js.PublishMsg(context.Background(), bad); err != nil {
+		t.Fatal(err)
+	}
+	// Undecodable too, for a company without an endpoint: no delivery to make, but it is
+	// dead-lettered all the same.
+	badNoHooks := &nats.Msg{Subject: "payment.test.nohooks.created", Data: []byte("not protobuf"), Header: nats.Header{}}
+	badNoHooks.Header.Set("Content-Type", "application/json")
+	badNoHooks.Header.Set(nats.MsgIdHdr, uuid.NewString())
+	if _, err := h.js.PublishMsg(context.Background(), badNoHooks); err != nil {
 		t.Fatal(err)
 	}
 	marker := catalogueEvent(t, events.TypePaymentConfirmed, "acme")
@@ -190,8 +198,8 @@ func TestRedeliveryAndMissingEndpointCreateNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != 1 {
-		t.Fatalf("%d dead letters, want 1", info.State.Msgs)
+	if info.State.Msgs != 2 {
+		t.Fatalf("%d dead letters, want 2 (one per undecodable message, with or without an endpoint)", info.State.Msgs)
 	}
 }
 
