@@ -60,8 +60,8 @@ type SourceReader interface {
 	Close()
 }
 
-// Progress is called after each applied batch with the events applied so far and the
-// source's count when the rebuild started.
+// Progress is called once with 0 events when the rebuild starts, then after each applied
+// batch with the events applied so far, and the source's count when the rebuild started.
 type Progress func(done, total int64)
 
 // RebuildOptions tunes Rebuild and Verify.
@@ -158,6 +158,9 @@ func build(ctx context.Context, db *pgxpool.Pool, d Definition, o RebuildOptions
 	total, err := d.Source.Count(ctx)
 	if err != nil {
 		return RebuildResult{}, fmt.Errorf("counting the events of %s: %w", d.Name(), err)
+	}
+	if o.Progress != nil {
+		o.Progress(0, total) // the start: a rate shown by the caller counts from here
 	}
 	reader, err := d.Source.Open(ctx)
 	if err != nil {

@@ -70,14 +70,23 @@ func TestRebuildStoreFedProjectionUnderLoad(t *testing.T) {
 	stopWatch := make(chan struct{})
 	lowest := watchRowCount(db, stopWatch)
 
-	var progressCalls atomic.Int64
+	var progressCalls, firstDone, lastDone atomic.Int64
+	firstDone.Store(-1)
 	res, err := projection.Rebuild(context.Background(), db, storeDefinition(store, p),
-		projection.RebuildOptions{BatchSize: 40, Progress: func(done, total int64) { progressCalls.Add(1) }})
+		projection.RebuildOptions{BatchSize: 40, Progress: func(done, total int64) {
+			if progressCalls.Add(1) == 1 {
+				firstDone.Store(done)
+			}
+			lastDone.Store(done)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Events < 300 || progressCalls.Load() == 0 {
-		t.Errorf("rebuild applied %d events with %d progress calls", res.Events, progressCalls.Load())
+	// One report at the start (0 done, so that a rate counts from there), then after batches,
+	// the last with everything.
+	if res.Events < 300 || progressCalls.Load() < 3 || firstDone.Load() != 0 || lastDone.Load() != res.Events+res.Skipped {
+		t.Errorf("rebuild applied %d events with %d progress calls, first at %d, last at %d",
+			res.Events, progressCalls.Load(), firstDone.Load(), lastDone.Load())
 	}
 	close(stopWatch)
 	if low := lowest(); low < 300 {
