@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -311,22 +312,51 @@ func (b *builder) load(ctx context.Context, reader SourceReader, apply applyFunc
 	return nil
 }
 
-// index lets a bulk loader write what it holds and builds the indexes left out of the shadow
-// tables during the load (which also records the tables' sizes for the planner).
+// index lets a bulk loader write what it holds, then builds the indexes left out of the shadow
+// tables during the load (which also records the tables' sizes for the planner): the indexes
+// of different tables at the same time, one connection per table (an index build sorts on one
+// core; a constraint's ALTER TABLE locks its whole table, so one table's run one after the
+// other).
 func (b *builder) index(ctx context.Context, loader BulkLoader, deferred []shadowIndex) error {
-	err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('synchronous_commit', 'off', true),
-                set_config('maintenance_work_mem', '256MB', true)`, b.searchPath); err != nil {
-			return err
-		}
-		if loader != nil {
-			if err := loader.Finish(ctx, tx); err != nil {
+	if loader != nil {
+		err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('synchronous_commit', 'off', true)`,
+				b.searchPath); err != nil {
 				return err
 			}
+			return loader.Finish(ctx, tx)
+		})
+		if err != nil {
+			return fmt.Errorf("writing the rebuilt tables of %s: %w", b.d.Name(), err)
 		}
-		return createIndexes(ctx, tx, deferred)
-	})
-	if err != nil {
+	}
+	var (
+		order   []string
+		byTable = map[string][]shadowIndex{}
+	)
+	for _, ix := range deferred {
+		if _, ok := byTable[ix.table]; !ok {
+			order = append(order, ix.table)
+		}
+		byTable[ix.table] = append(byTable[ix.table], ix)
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, t := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('synchronous_commit', 'off', true),
+                        set_config('maintenance_work_mem', '256MB', true)`, b.searchPath); err != nil {
+					return err
+				}
+				return createIndexes(ctx, tx, byTable[t])
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("indexing the rebuilt tables of %s: %w", b.d.Name(), err)
 	}
 	return nil
