@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -15,6 +14,7 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/testkit"
 
 	"github.com/payplat/platform/services/payment-projection/service"
 )
@@ -151,42 +151,15 @@ func rawStreamRate(b *testing.B, js jetstream.JetStream, n int) float64 {
 // rawCopyRate COPYs n rows shaped like payment facts into an unindexed table and returns the
 // rows per second.
 func rawCopyRate(b *testing.B, e *env, n int) float64 {
-	ctx := context.Background()
-	if _, err := e.db.Exec(ctx, `CREATE TABLE raw_facts (LIKE payment_facts)`); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _, _ = e.db.Exec(ctx, `DROP TABLE raw_facts`) }()
 	now := time.Now().UTC()
-	rows := &factRows{n: n, row: []any{"company-1", "test", "", uuid.Nil, int16(5), "CONFIRMED", "merchant", wallet,
-		customer, int64(12_500_000), "0xhash", "https://basescan.org/tx/0xhash", "", &now, &now, &now, nil, now}}
-	start := time.Now()
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_facts"}, []string{"company_id", "environment", "payment_id",
-			"event_id", "rank", "status", "merchant_id", "merchant_wallet", "customer_wallet", "amount_micros", "tx_hash",
-			"block_explorer_url", "error_message", "created_at", "expires_at", "confirmed_at", "expired_at", "occurred_at"}, rows)
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return float64(n) / time.Since(start).Seconds()
+	row := []any{"company-1", "test", "", uuid.Nil, int16(5), "CONFIRMED", "merchant", wallet,
+		customer, int64(12_500_000), "0xhash", "https://basescan.org/tx/0xhash", "", &now, &now, &now, nil, now}
+	return testkit.CopyRate(b, e.db, "payment_facts", []string{"company_id", "environment", "payment_id",
+		"event_id", "rank", "status", "merchant_id", "merchant_wallet", "customer_wallet", "amount_micros", "tx_hash",
+		"block_explorer_url", "error_message", "created_at", "expires_at", "confirmed_at", "expired_at", "occurred_at"},
+		int64(n), func(_ int64, values []any) {
+			copy(values, row)
+			id := uuid.New()
+			values[2], values[3] = id.String(), id
+		})
 }
-
-// factRows generates n fact rows for COPY, each with its own payment and event id.
-type factRows struct {
-	n, i int
-	row  []any
-}
-
-func (r *factRows) Next() bool {
-	r.i++
-	return r.i <= r.n
-}
-
-func (r *factRows) Values() ([]any, error) {
-	id := uuid.New()
-	r.row[2], r.row[3] = id.String(), id
-	return r.row, nil
-}
-
-func (r *factRows) Err() error { return nil }

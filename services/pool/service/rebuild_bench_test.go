@@ -13,6 +13,7 @@ import (
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/testkit"
 
 	"github.com/payplat/platform/services/pool/adapters"
 	"github.com/payplat/platform/services/pool/domain"
@@ -100,43 +101,16 @@ func rawStoreRate(b *testing.B, store *eventstore.Store, total int64) float64 {
 // rawMovementCopyRate COPYs n rows shaped like debit movements into an unindexed table and
 // returns the rows per second.
 func rawMovementCopyRate(b *testing.B, db *pgxpool.Pool, n int64) float64 {
-	ctx := context.Background()
-	if _, err := db.Exec(ctx, `CREATE TABLE raw_movements (LIKE movements)`); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _, _ = db.Exec(ctx, `DROP TABLE raw_movements`) }()
 	now := time.Now().UTC()
 	pid, merchant, name := "p-1", "m", "Merchant"
 	amount := int64(1_250_000)
-	rows := &movementRows{n: n, row: []any{uuid.Nil, "company", "live", int64(0), "DEBIT", -amount, int64(0), -amount,
-		"CONFIRMED", "0xhash", "Payment p-1", &pid, &amount, &merchant, &name, nil, nil, now, &now}}
-	start := time.Now()
-	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_movements"}, []string{"id", "company_id", "environment", "seq",
-			"type", "amount", "balance_before", "balance_after", "status", "tx_hash", "description", "payment_id",
-			"payment_amount", "merchant_id", "merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at"}, rows)
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return float64(n) / time.Since(start).Seconds()
+	row := []any{uuid.Nil, "company", "live", int64(0), "DEBIT", -amount, int64(0), -amount,
+		"CONFIRMED", "0xhash", "Payment p-1", &pid, &amount, &merchant, &name, nil, nil, now, &now}
+	return testkit.CopyRate(b, db, "movements", []string{"id", "company_id", "environment", "seq",
+		"type", "amount", "balance_before", "balance_after", "status", "tx_hash", "description", "payment_id",
+		"payment_amount", "merchant_id", "merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at"},
+		n, func(i int64, values []any) {
+			copy(values, row)
+			values[0], values[3] = uuid.New(), i
+		})
 }
-
-// movementRows generates n movement rows for COPY, each with its own id and seq.
-type movementRows struct {
-	n, i int64
-	row  []any
-}
-
-func (r *movementRows) Next() bool {
-	r.i++
-	return r.i <= r.n
-}
-
-func (r *movementRows) Values() ([]any, error) {
-	r.row[0], r.row[3] = uuid.New(), r.i
-	return r.row, nil
-}
-
-func (r *movementRows) Err() error { return nil }
