@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
@@ -115,19 +116,21 @@ func (a *Payments) nameMerchants(ctx context.Context, p domain.Principal, list [
 	return nil
 }
 
-// ActiveMerchant returns the company's merchant in env when it is ACTIVE: domain.ErrNotFound
-// for an unknown merchant or another tenant's, domain.ErrMerchantNotActive otherwise. The
-// merchant service updates merchant.merchants in the transaction of every status change, so a
-// 2xx status change is seen here.
-func (a *Payments) ActiveMerchant(ctx context.Context, p domain.Principal, merchantID string) (domain.PaymentMerchant, error) {
+// lockActiveMerchant reads the company's merchant in env under a share lock held until tx ends,
+// and requires it ACTIVE: domain.ErrNotFound for an unknown merchant or another tenant's,
+// domain.ErrMerchantNotActive otherwise. The merchant service changes a status by updating this
+// row in the transaction that appends the change, so a status change committed before the lock
+// is seen here and one committed after it waits for tx.
+func lockActiveMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merchantID string) (domain.PaymentMerchant, error) {
 	id, err := uuid.Parse(merchantID)
 	if err != nil {
 		return domain.PaymentMerchant{}, domain.ErrNotFound
 	}
 	m := domain.PaymentMerchant{ID: id.String()}
 	var status string
-	err = a.db.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.merchants
-        WHERE id = $1 AND company_id = $2 AND environment = $3`, id, p.CompanyID.String(), string(p.Environment)).
+	err = tx.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.merchants
+        WHERE id = $1 AND company_id = $2 AND environment = $3 FOR SHARE`,
+		pgtype.UUID{Bytes: id, Valid: true}, p.CompanyID.String(), string(p.Environment)).
 		Scan(&m.Name, &m.WalletAddress, &status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

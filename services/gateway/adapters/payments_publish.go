@@ -32,36 +32,41 @@ func paymentEventID(p domain.Principal, paymentID, event string) string {
 }
 
 // Process publishes payment.created for an ACTIVE merchant and returns the payment once the
-// payments table shows it.
-func (a *Payments) Process(ctx context.Context, p domain.Principal, requestID string, m domain.PaymentMerchant,
-	req domain.PaymentRequest) (domain.Payment, error) {
-	id := paymentIDFor(req)
-	now := time.Now().UTC()
-	created := &paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
-		MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
-		ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)}
-	return a.publishAndWait(ctx, p, m, id, func(*domain.Payment) bool { return true }, created)
+// payments table shows it. request validates the rest of the request; it runs once the merchant
+// is found ACTIVE (SPEC §3.1: every payment call checks the merchant's status first).
+func (a *Payments) Process(ctx context.Context, p domain.Principal, requestID, merchantID string,
+	request func() (domain.PaymentRequest, error)) (domain.Payment, error) {
+	return a.publishAndWait(ctx, p, merchantID, request, func(*domain.Payment) bool { return true },
+		func(m domain.PaymentMerchant, id string, req domain.PaymentRequest) []proto.Message {
+			now := time.Now().UTC()
+			return []proto.Message{&paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
+				MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
+				ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)}}
+		})
 }
 
 // Simulate publishes payment.created, payment.processing and payment.confirmed, in that order,
 // for a test-mode payment with a random customer wallet and transaction hash, and returns the
-// payment once the payments table shows it CONFIRMED.
-func (a *Payments) Simulate(ctx context.Context, p domain.Principal, requestID string, m domain.PaymentMerchant,
-	req domain.PaymentRequest) (domain.Payment, error) {
-	id := paymentIDFor(req)
-	now := time.Now().UTC()
-	customer, tx := "0x"+randomHex(20), "0x"+randomHex(32)
-	created := &paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
-		MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
-		ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)}
-	processing := &paymentv1.PaymentProcessing{Meta: a.meta(p, id, "processing", requestID, now), PaymentId: id,
-		MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount, TxHash: tx,
-		Status: "PROCESSING"}
-	confirmed := &paymentv1.PaymentConfirmed{Meta: a.meta(p, id, "confirmed", requestID, now), PaymentId: id,
-		MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount, TxHash: tx,
-		BlockExplorerUrl: SimulatedExplorerURL + tx, Status: "CONFIRMED", ConfirmedAt: rfc3339(now)}
+// payment once the payments table shows it CONFIRMED. request is as for Process.
+func (a *Payments) Simulate(ctx context.Context, p domain.Principal, requestID, merchantID string,
+	request func() (domain.PaymentRequest, error)) (domain.Payment, error) {
 	done := func(pm *domain.Payment) bool { return pm.Status == domain.PaymentConfirmed }
-	return a.publishAndWait(ctx, p, m, id, done, created, processing, confirmed)
+	return a.publishAndWait(ctx, p, merchantID, request, done,
+		func(m domain.PaymentMerchant, id string, req domain.PaymentRequest) []proto.Message {
+			now := time.Now().UTC()
+			customer, tx := "0x"+randomHex(20), "0x"+randomHex(32)
+			return []proto.Message{
+				&paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
+					MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
+					ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)},
+				&paymentv1.PaymentProcessing{Meta: a.meta(p, id, "processing", requestID, now), PaymentId: id,
+					MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount,
+					TxHash: tx, Status: "PROCESSING"},
+				&paymentv1.PaymentConfirmed{Meta: a.meta(p, id, "confirmed", requestID, now), PaymentId: id,
+					MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount,
+					TxHash: tx, BlockExplorerUrl: SimulatedExplorerURL + tx, Status: "CONFIRMED", ConfirmedAt: rfc3339(now)},
+			}
+		})
 }
 
 // SimulatedExplorerURL prefixes the block explorer URL of simulated payments (Base Sepolia, a
@@ -84,22 +89,50 @@ func paymentIDFor(req domain.PaymentRequest) string {
 	return uuid.NewString()
 }
 
-// publishAndWait publishes msgs in order (each acknowledged by JetStream before the next) and
-// waits until the payment's row satisfies done. It subscribes to the projection's
-// announcements for the payment before publishing, so none is missed; a repeated request whose
-// events are dropped as duplicates finds the row on its first read.
-func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, m domain.PaymentMerchant, id string,
-	done func(*domain.Payment) bool, msgs ...proto.Message) (domain.Payment, error) {
-	if a.pub == nil {
-		return domain.Payment{}, domain.ErrPaymentsUnavailable
-	}
-	subject, _ := notify.Subject(string(p.Environment), p.CompanyID.String(), id)
-	sub, err := a.nc.SubscribeSync(subject)
+// publishAndWait admits the payment and waits until its row satisfies done. In one transaction
+// it locks the merchant's row and requires it ACTIVE (lockActiveMerchant), validates the request,
+// subscribes to the projection's announcements for the payment (so none is missed) and publishes
+// the events in order, each acknowledged by JetStream before the next. The check and the publish
+// are thus atomic with respect to status changes: a pause committed before the lock refuses the
+// payment with nothing published, and one that comes later waits until JetStream has the
+// payment, so it is ordered after it. A repeated request whose events are dropped as duplicates
+// finds the row on its first read.
+func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, merchantID string,
+	request func() (domain.PaymentRequest, error), done func(*domain.Payment) bool,
+	events func(m domain.PaymentMerchant, paymentID string, req domain.PaymentRequest) []proto.Message) (domain.Payment, error) {
+	var (
+		m   domain.PaymentMerchant
+		id  string
+		sub *nats.Subscription
+	)
+	defer func() {
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
+	}()
+	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+		var err error
+		if m, err = lockActiveMerchant(ctx, tx, p, merchantID); err != nil {
+			return err
+		}
+		req, err := request()
+		if err != nil {
+			return err
+		}
+		if a.pub == nil {
+			return domain.ErrPaymentsUnavailable
+		}
+		id = paymentIDFor(req)
+		subject, _ := notify.Subject(string(p.Environment), p.CompanyID.String(), id)
+		if sub, err = a.nc.SubscribeSync(subject); err != nil {
+			return fmt.Errorf("%w: subscribing: %v", domain.ErrPaymentsUnavailable, err)
+		}
+		if err := a.pub.PublishEvent(ctx, events(m, id, req)...); err != nil {
+			return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return domain.Payment{}, fmt.Errorf("%w: subscribing: %v", domain.ErrPaymentsUnavailable, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := a.publishAdmitted(ctx, p, m, msgs...); err != nil {
 		return domain.Payment{}, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.timeout)
@@ -120,35 +153,6 @@ func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, m dom
 			return domain.Payment{}, err
 		}
 	}
-}
-
-// publishAdmitted publishes msgs while it holds a share lock on the merchant's row in the
-// merchant service's read table, after checking that the merchant is still ACTIVE. The merchant
-// service changes a status by updating that row in the transaction that appends the change, so
-// the check and the publish are atomic with respect to status changes: a pause that commits
-// before the lock is taken is seen here (403, nothing published), and one that comes later waits
-// until JetStream has acknowledged the payment, so it is ordered after it. Without the lock a
-// pause could commit between ActiveMerchant's read and the publish, and a PAUSED merchant would
-// get a new payment.
-func (a *Payments) publishAdmitted(ctx context.Context, p domain.Principal, m domain.PaymentMerchant, msgs ...proto.Message) error {
-	return pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
-		var status string
-		err := tx.QueryRow(ctx, `SELECT status FROM merchant.merchants
-            WHERE id = $1 AND company_id = $2 AND environment = $3 FOR SHARE`,
-			m.ID, p.CompanyID.String(), string(p.Environment)).Scan(&status)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return domain.ErrNotFound
-		case err != nil:
-			return fmt.Errorf("locking merchant: %w", err)
-		case status != "ACTIVE":
-			return domain.ErrMerchantNotActive
-		}
-		if err := a.pub.PublishEvent(ctx, msgs...); err != nil {
-			return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
-		}
-		return nil
-	})
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

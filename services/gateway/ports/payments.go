@@ -16,11 +16,11 @@ import (
 // writes as events on the bus that return once the read table shows them.
 type PaymentService interface {
 	List(ctx context.Context, p domain.Principal, f domain.PaymentFilter) ([]domain.Payment, bool, error)
-	// ActiveMerchant returns the caller's merchant when it is ACTIVE (domain.ErrNotFound,
-	// domain.ErrMerchantNotActive otherwise).
-	ActiveMerchant(ctx context.Context, p domain.Principal, merchantID string) (domain.PaymentMerchant, error)
-	Process(ctx context.Context, p domain.Principal, requestID string, m domain.PaymentMerchant, req domain.PaymentRequest) (domain.Payment, error)
-	Simulate(ctx context.Context, p domain.Principal, requestID string, m domain.PaymentMerchant, req domain.PaymentRequest) (domain.Payment, error)
+	// Process and Simulate publish a payment for the caller's merchant when it is ACTIVE
+	// (domain.ErrNotFound, domain.ErrMerchantNotActive otherwise; checked first, atomically
+	// with the publish), after request has validated the rest of the request.
+	Process(ctx context.Context, p domain.Principal, requestID, merchantID string, request func() (domain.PaymentRequest, error)) (domain.Payment, error)
+	Simulate(ctx context.Context, p domain.Principal, requestID, merchantID string, request func() (domain.PaymentRequest, error)) (domain.Payment, error)
 }
 
 // Payments list page sizes (SPEC §4.7, §8).
@@ -174,8 +174,8 @@ func (s *paymentHandlers) simulatePayment(w http.ResponseWriter, r *http.Request
 	s.createPayment(w, r, s.payments.Simulate)
 }
 
-type paymentCreator func(ctx context.Context, p domain.Principal, requestID string, m domain.PaymentMerchant,
-	req domain.PaymentRequest) (domain.Payment, error)
+type paymentCreator func(ctx context.Context, p domain.Principal, requestID, merchantID string,
+	request func() (domain.PaymentRequest, error)) (domain.Payment, error)
 
 // createPayment checks the merchant first (404, 403 MERCHANT_NOT_ACTIVE; SPEC §3.1: every
 // payment call checks the merchant status first), then the amount and expiry, then publishes.
@@ -192,20 +192,16 @@ func (s *paymentHandlers) createPayment(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	m, err := s.payments.ActiveMerchant(r.Context(), p, *body.MerchantID)
-	if err != nil {
-		s.writePaymentError(w, r, err)
-		return
-	}
-	req, err := paymentRequest(body)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if key := r.Header.Get("Idempotency-Key"); key != "" {
-		req.PaymentID = uuid.NewSHA1(paymentIDSpace, []byte(callerScope(r.Context())+"\x00"+r.URL.Path+"\x00"+key)).String()
-	}
-	pm, err := create(r.Context(), p, requestID(r.Context()), m, req)
+	pm, err := create(r.Context(), p, requestID(r.Context()), *body.MerchantID, func() (domain.PaymentRequest, error) {
+		req, err := paymentRequest(body)
+		if err != nil {
+			return req, err
+		}
+		if key := r.Header.Get("Idempotency-Key"); key != "" {
+			req.PaymentID = uuid.NewSHA1(paymentIDSpace, []byte(callerScope(r.Context())+"\x00"+r.URL.Path+"\x00"+key)).String()
+		}
+		return req, nil
+	})
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
