@@ -108,6 +108,10 @@ func up(ctx context.Context, dsn string, set Set) error {
 		goose.WithTableName(set.Schema+".goose_db_version"),
 		goose.WithSessionLocker(locker),
 		goose.WithDisableGlobalRegistry(true),
+		// A shared library's new migration (numbered in the library's low range) comes after
+		// a service's own higher-numbered ones already applied in existing schemas: apply it
+		// rather than refuse to start. Sources never depend on each other's later files.
+		goose.WithAllowOutofOrder(true),
 	)
 	if err != nil {
 		return fmt.Errorf("loading migrations: %w", err)

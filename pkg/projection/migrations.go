@@ -9,7 +9,8 @@ import (
 var migrationFiles embed.FS
 
 // Migrations holds the tables of stream-fed projections (versions 100–199 are reserved for
-// it); a service adds it to the migration set of its schema.
+// it; a new one is applied after a service's higher-numbered ones, see pkg/migrate); a service
+// adds it to the migration set of its schema.
 var Migrations fs.FS
 
 func init() {

@@ -252,7 +252,7 @@ func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pendi
 		})
 		return err
 	})
-	b.Queue(watermarkQuery, r.projector.Name(), watermarkID(r.stream)).QueryRow(func(row pgx.Row) error {
+	b.Queue(watermarkQuery, r.projector.Name(), r.stream).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&watermark)
 	})
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
