@@ -21,6 +21,10 @@ import (
 // requests and transactions several times the CPU per message of a full batch (in the payments
 // benchmark, twice the CPU per payment at half the full rate, so the stack fell behind).
 func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait time.Duration) ([]jetstream.Msg, error) {
+	return fetchAvailable(ctx, c, max, maxWait, Linger)
+}
+
+func fetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait, linger time.Duration) ([]jetstream.Msg, error) {
 	msgs, err := collect(c.FetchNoWait(max))
 	if err != nil {
 		return msgs, err
@@ -37,7 +41,7 @@ func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait 
 		return msgs, nil
 	}
 	select {
-	case <-time.After(Linger):
+	case <-time.After(linger):
 	case <-ctx.Done():
 		return msgs, nil // the caller handles or naks what it holds
 	}

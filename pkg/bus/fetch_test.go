@@ -65,6 +65,50 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 	}
 }
 
+// A batch found short waits out the linger and takes what arrived meanwhile: a message that
+// arrives while the first one is held is handed over with it. (The linger is five seconds
+// here so that the second publish surely lands inside it; FetchAvailable's is milliseconds.)
+func TestFetchAvailableCompletesAShortBatchWithinTheLinger(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "linger-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(i int) {
+		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(0)
+	got := make(chan []jetstream.Msg, 1)
+	go func() {
+		m, err := fetchAvailable(ctx, c, 10, time.Hour, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- m
+	}()
+	// Once the first message is out to the fetch, publish the second.
+	for {
+		info, err := c.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 1 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	publish(1)
+	m := <-got
+	if len(m) != 2 || string(m[0].Data()) != "m0" || string(m[1].Data()) != "m1" {
+		t.Fatalf("got %d messages, want m0 and m1 in one batch", len(m))
+	}
+	ack(t, m)
+}
+
 func ack(t *testing.T, msgs []jetstream.Msg) {
 	t.Helper()
 	for _, m := range msgs {
