@@ -16,6 +16,10 @@ type shadowIndex struct {
 	// table under the build's search_path.
 	ddl    string
 	unique bool
+	// attach, if set, turns the index ddl built into the constraint it backs (ALTER TABLE
+	// … ADD CONSTRAINT … USING INDEX): the index is then built like any other, beside the
+	// table's other indexes, and only the attach, which is instant, locks the whole table.
+	attach string
 }
 
 // createShadow creates the shadow schema with an empty copy of each live table (columns,
@@ -66,11 +70,19 @@ func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([
 	for _, t := range d.Tables {
 		target := shadow + "." + pgx.Identifier{t}.Sanitize()
 		// pg_get_indexdef names the live table schema-qualified, as quote_ident spells it.
+		// A non-deferrable primary key or unique constraint is rebuilt as its index plus an
+		// attach; an exclusion or deferrable constraint as the constraint itself.
 		rows, err := tx.Query(ctx, `SELECT i.indisunique, c.oid IS NOT NULL,
-                CASE WHEN c.oid IS NULL THEN pg_get_indexdef(i.indexrelid)
+                CASE WHEN c.oid IS NULL OR (c.contype IN ('p', 'u') AND NOT c.condeferrable)
+                     THEN pg_get_indexdef(i.indexrelid)
                      ELSE quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid) END,
+                CASE WHEN c.contype IN ('p', 'u') AND NOT c.condeferrable
+                     THEN quote_ident(c.conname) || CASE c.contype WHEN 'p' THEN ' PRIMARY KEY' ELSE ' UNIQUE' END ||
+                          ' USING INDEX ' || quote_ident(ic.relname)
+                     ELSE '' END,
                 quote_ident($2) || '.' || quote_ident($3)
             FROM pg_index i
+            JOIN pg_class ic ON ic.oid = i.indexrelid
             LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('p', 'u', 'x')
             WHERE i.indrelid = $1::regclass
             ORDER BY i.indisprimary DESC, i.indexrelid`, pgx.Identifier{d.Schema, t}.Sanitize(), d.Schema, t)
@@ -81,12 +93,17 @@ func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([
 			ix           shadowIndex
 			isConstraint bool
 			def, live    string
+			attach       string
 		)
 		ix.table = t
-		if _, err := pgx.ForEachRow(rows, []any{&ix.unique, &isConstraint, &def, &live}, func() error {
-			if isConstraint {
+		if _, err := pgx.ForEachRow(rows, []any{&ix.unique, &isConstraint, &def, &attach, &live}, func() error {
+			ix.attach = ""
+			if isConstraint && attach == "" {
 				ix.ddl = `ALTER TABLE ` + target + ` ADD CONSTRAINT ` + def
 			} else {
+				if attach != "" {
+					ix.attach = `ALTER TABLE ` + target + ` ADD CONSTRAINT ` + attach
+				}
 				on := " ON " + live + " USING "
 				if !strings.Contains(def, on) {
 					return fmt.Errorf("unexpected index definition %q", def)
@@ -102,11 +119,33 @@ func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([
 	return out, nil
 }
 
-// createIndexes runs ixs on the shadow tables.
+// createIndexes runs ixs on the shadow tables, one after the other, each attached to its
+// constraint once built.
 func createIndexes(ctx context.Context, tx pgx.Tx, ixs []shadowIndex) error {
 	for _, ix := range ixs {
-		if _, err := tx.Exec(ctx, ix.ddl); err != nil {
-			return fmt.Errorf("indexing the shadow of %s (%s): %w", ix.table, ix.ddl, err)
+		if err := buildIndex(ctx, tx, ix); err != nil {
+			return err
+		}
+	}
+	return attachIndexes(ctx, tx, ixs)
+}
+
+// buildIndex builds ix (without attaching it).
+func buildIndex(ctx context.Context, tx pgx.Tx, ix shadowIndex) error {
+	if _, err := tx.Exec(ctx, ix.ddl); err != nil {
+		return fmt.Errorf("indexing the shadow of %s (%s): %w", ix.table, ix.ddl, err)
+	}
+	return nil
+}
+
+// attachIndexes turns the built indexes of ixs that back a constraint into that constraint.
+func attachIndexes(ctx context.Context, tx pgx.Tx, ixs []shadowIndex) error {
+	for _, ix := range ixs {
+		if ix.attach == "" {
+			continue
+		}
+		if _, err := tx.Exec(ctx, ix.attach); err != nil {
+			return fmt.Errorf("constraining the shadow of %s (%s): %w", ix.table, ix.attach, err)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/payplat/platform/pkg/projection"
 
@@ -174,7 +175,8 @@ var factColumns = []string{"company_id", "environment", "payment_id", "event_id"
 func insertFacts(ctx context.Context, tx pgx.Tx, facts []domain.Fact) error {
 	rows := make([][]any, len(facts))
 	for i, f := range facts {
-		rows[i] = []any{f.CompanyID, f.Environment, f.PaymentID, f.EventID, int16(domain.Rank(f.Status)), f.Status,
+		// pgtype.UUID: a uuid.UUID is a driver.Valuer that pgx encodes through its text form.
+		rows[i] = []any{f.CompanyID, f.Environment, f.PaymentID, pgtype.UUID{Bytes: f.EventID, Valid: true}, int16(domain.Rank(f.Status)), f.Status,
 			f.MerchantID, f.MerchantWallet, f.CustomerWallet, f.AmountMicros, f.TxHash, f.BlockExplorerURL,
 			f.ErrorMessage, f.CreatedAt, f.ExpiresAt, f.ConfirmedAt, f.ExpiredAt, f.OccurredAt}
 	}

@@ -1,0 +1,129 @@
+package projection_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/projection"
+	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
+)
+
+// constrainedProjector writes one row per payment into a table with every kind of index a
+// rebuild must carry over: a primary key, a deferrable unique constraint, an exclusion
+// constraint, a plain and a partial index. As a bulk projector it COPYs its rows.
+type constrainedProjector struct{}
+
+func (constrainedProjector) Name() string { return "test_constrained" }
+
+func (constrainedProjector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
+	return copyConstrained(ctx, tx, []projection.Event{ev})
+}
+
+func (constrainedProjector) NewLoader() projection.BulkLoader { return constrainedLoader{} }
+
+type constrainedLoader struct{}
+
+func (constrainedLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	return copyConstrained(ctx, tx, evs)
+}
+
+func (constrainedLoader) Finish(context.Context, pgx.Tx) error { return nil }
+
+func copyConstrained(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	rows := make([][]any, len(evs))
+	for i, ev := range evs {
+		pc, ok := ev.Msg.(*paymentv1.PaymentCreated)
+		if !ok {
+			return fmt.Errorf("%w: unexpected %T", projection.ErrPermanent, ev.Msg)
+		}
+		rows[i] = []any{pc.GetPaymentId(), pc.GetAmount(), ev.Position.Pos}
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"test_constrained"}, []string{"payment_id", "amount", "pos"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+// constraintDefs lists the indexes and constraints of test_constrained, by name.
+func constraintDefs(t *testing.T, db *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `
+        SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'test_constrained'
+        UNION ALL
+        SELECT conname || ': ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $2::regclass
+        ORDER BY 1`, schema, schema+".test_constrained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return defs
+}
+
+// A rebuild builds a table's indexes side by side after the load and attaches those behind
+// primary keys and unique constraints: every index and constraint comes back with the same
+// name and definition, the exclusion and deferrable ones included, whether the projector
+// loads in bulk (all indexes deferred) or not (unique ones created before the load), with one
+// index builder or several.
+func TestRebuildKeepsEveryIndexAndConstraint(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	if _, err := db.Exec(context.Background(), `CREATE TABLE test_constrained (
+            payment_id text PRIMARY KEY,
+            amount     text NOT NULL,
+            pos        bigint NOT NULL,
+            CONSTRAINT test_constrained_pos_key UNIQUE (pos) DEFERRABLE INITIALLY DEFERRED,
+            CONSTRAINT test_constrained_amount_excl EXCLUDE USING btree (payment_id WITH =, pos WITH =)
+        );
+        CREATE INDEX test_constrained_amount_idx ON test_constrained (amount, pos DESC);
+        CREATE INDEX test_constrained_big_idx ON test_constrained (pos) WHERE amount <> '0.00'`); err != nil {
+		t.Fatal(err)
+	}
+	store := eventstore.New(db)
+	appendPayments(t, store, 0, 40)
+	before := constraintDefs(t, db)
+	if len(before) != 8 { // 5 indexes, 3 of them behind constraints
+		t.Fatalf("test table has %d indexes and constraints: %v", len(before), before)
+	}
+	bulk := projection.Definition{Projector: constrainedProjector{}, Schema: schema, Tables: []string{"test_constrained"},
+		Source: projection.StoreSource{Store: store}}
+	plain := bulk
+	plain.Projector = applyOnly{constrainedProjector{}}
+	for _, c := range []struct {
+		name     string
+		def      projection.Definition
+		builders int
+	}{{"bulk, 2 builders", bulk, 0}, {"bulk, 1 builder", bulk, 1}, {"bulk, 4 builders", bulk, 4}, {"plain", plain, 0}} {
+		res, err := projection.Rebuild(context.Background(), db, c.def, projection.RebuildOptions{BatchSize: 7, IndexBuilders: c.builders})
+		if err != nil || res.Events != 40 {
+			t.Fatalf("%s: rebuild: %+v %v", c.name, res, err)
+		}
+		if after := constraintDefs(t, db); !slices.Equal(before, after) {
+			t.Errorf("%s: after the rebuild:\n%v\nbefore:\n%v", c.name, after, before)
+		}
+		var n int
+		if err := db.QueryRow(context.Background(), `SELECT count(DISTINCT payment_id) FROM test_constrained`).Scan(&n); err != nil || n != 40 {
+			t.Fatalf("%s: %d rows (%v)", c.name, n, err)
+		}
+	}
+	// The constraints are enforced on the rebuilt table.
+	if _, err := db.Exec(context.Background(), `INSERT INTO test_constrained (payment_id, amount, pos)
+        SELECT payment_id, amount, pos + 1000000 FROM test_constrained LIMIT 1`); err == nil {
+		t.Error("a duplicate primary key was accepted after the rebuild")
+	}
+}
+
+// applyOnly hides a projector's bulk loader.
+type applyOnly struct{ p constrainedProjector }
+
+func (a applyOnly) Name() string { return a.p.Name() }
+
+func (a applyOnly) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
+	return a.p.Apply(ctx, tx, ev)
+}
