@@ -11,6 +11,9 @@ type fieldRule struct {
 	name     protoreflect.Name
 	required bool
 	check    check
+	// fd is the field named name, resolved once by init: a lookup by name per field and event
+	// showed in a rebuild's profile.
+	fd protoreflect.FieldDescriptor
 }
 
 // crossRule checks a relation between fields; it returns the offending field and the reason,
@@ -22,6 +25,8 @@ type crossRule func(m protoreflect.Message) (field, reason string)
 type messageRules struct {
 	fields []fieldRule
 	cross  []crossRule
+	// desc is the generated descriptor the fd of fields belong to.
+	desc protoreflect.MessageDescriptor
 }
 
 // req is the rule of a required field: it must be set and pass c.
@@ -148,6 +153,18 @@ var rules = map[string]messageRules{
 		req("payment_id", token), req("attempted_amount", amount(positive)),
 		req("daily_limit", amount(unsigned)), req("spent_today", amount(unsigned)),
 	}},
+}
+
+// init resolves the field descriptors of the rules from the generated messages.
+func init() {
+	for _, s := range specs {
+		r := rules[s.Type]
+		r.desc = s.New().ProtoReflect().Descriptor()
+		for i := range r.fields {
+			r.fields[i].fd = r.desc.Fields().ByName(r.fields[i].name)
+		}
+		rules[s.Type] = r
+	}
 }
 
 // poolMovementFields are the fields of pool.debited and pool.credited, which differ only in the

@@ -3,7 +3,6 @@ package events
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -84,9 +83,7 @@ func checkCompanyID(id string) string {
 	if id == "" {
 		return "is required"
 	}
-	if i := strings.IndexFunc(id, func(r rune) bool {
-		return r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) || unicode.IsControl(r)
-	}); i >= 0 {
+	if strings.ContainsAny(id, ".*>") || hasSpaceOrControl(id) {
 		return fmt.Sprintf("%q must not contain '.', '*', '>', whitespace or control characters", id)
 	}
 	return ""

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 )
@@ -29,8 +28,15 @@ func Validate(msg proto.Message) error {
 	}
 	m := msg.ProtoReflect()
 	r := rules[s.Type]
+	// A message whose descriptor is another copy of the type's (say, a second copy of the
+	// generated code) cannot use the resolved fields; its fields are looked up by name.
+	generated := m.Descriptor() == r.desc
 	for _, fr := range r.fields {
-		if err := fr.apply(s.Type, m); err != nil {
+		fd := fr.fd
+		if !generated {
+			fd = m.Descriptor().Fields().ByName(fr.name)
+		}
+		if err := fr.apply(s.Type, m.Get(fd).String()); err != nil {
 			return err
 		}
 	}
@@ -42,8 +48,7 @@ func Validate(msg proto.Message) error {
 	return nil
 }
 
-func (fr fieldRule) apply(eventType string, m protoreflect.Message) error {
-	v := stringField(m, fr.name)
+func (fr fieldRule) apply(eventType, v string) error {
 	if v == "" {
 		if fr.required {
 			return invalid(eventType, string(fr.name), "is required")
