@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/payplat/platform/pkg/eventstore"
 )
@@ -20,6 +21,22 @@ func TestScanAllMatchesReadAll(t *testing.T) {
 		if _, err := s.Append(ctx, stream, eventstore.NoStream, ev(stream, 1), ev(stream, 2), ev(stream, 3)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The gap-safe reads hold back while any older transaction of the cluster (another test's)
+	// is in flight: wait until they see all 15, which they then always do.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		all, err := s.ReadAll(ctx, s.DB(), eventstore.Position{}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) == 15 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ReadAll sees %d of 15 events", len(all))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for _, visible := range []bool{false, true} {
 		var pos eventstore.Position

@@ -264,9 +264,8 @@ const projectedQuery = `
             AS k(company_id, environment, merchant_id, payment_id, i)
         WHERE (SELECT p.status FROM payments.payments p WHERE p.company_id = k.company_id
                 AND p.environment = k.environment AND p.payment_id = k.payment_id) = 'CONFIRMED'
-          AND (SELECT m.type FROM pool.movement_keys mk JOIN pool.movements m ON m.id = mk.movement_id
-                WHERE mk.company_id = k.company_id AND mk.environment = k.environment
-                  AND mk.key = 'debit:' || k.payment_id) = 'DEBIT'
+          AND (SELECT m.type FROM pool.movements m WHERE m.company_id = k.company_id
+                AND m.environment = k.environment AND m.key = 'debit:' || k.payment_id) = 'DEBIT'
           AND (SELECT le.type FROM merchant.merchant_ledger le WHERE le.merchant_id = k.merchant_id
                 AND le.source_key = 'payment:' || k.payment_id) = 'PAYMENT'`
 

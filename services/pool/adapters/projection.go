@@ -27,10 +27,10 @@ const ReadModelName = "pool"
 
 // ReadModelTables are the tables the pool events project to, in the order they are rebuilt
 // (none has a foreign key; balances first, as for merchants).
-var ReadModelTables = []string{"balances", "movements", "movement_keys"}
+var ReadModelTables = []string{"balances", "movements"}
 
 // ReadModel is the projection of the pool events onto the read tables, giving exactly the rows
-// the repository writes in each append transaction: a movement's row and idempotency key from
+// the repository writes in each append transaction: a movement's row (with its idempotency key) from
 // its event (the key derived with domain.KeyOf, a withdrawal's description with
 // domain.DefaultDescription, the status of a deposit or withdrawal CONFIRMED as the domain
 // records it, a debit's or credit's payment amount the magnitude of the movement, as the
@@ -48,7 +48,7 @@ func (r ReadModel) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) er
 }
 
 // ApplyBatch implements projection.BatchProjector: it loads the rows of the pools the events
-// concern, folds the events into them in order, then writes the movements and keys with COPY
+// concern, folds the events into them in order, then writes the movements with COPY
 // and the pools' rows with one upsert. The events of a pool must come in stream order: one that
 // does not follow its pool's version is an error.
 func (ReadModel) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
@@ -106,7 +106,6 @@ type batch struct {
 	pools     map[domain.ID]*poolRow
 	order     []domain.ID
 	movements [][]any
-	keys      [][]any
 }
 
 func newBatch() *batch { return &batch{pools: map[domain.ID]*poolRow{}} }
@@ -212,14 +211,12 @@ func (b *batch) apply(ev projection.Event) error {
 	if m.withdrawal != nil {
 		withdrawalID = *m.withdrawal
 	}
-	// The ids go to COPY as pgtype.UUID: a uuid.UUID is a driver.Valuer, which pgx encodes
+	// The id goes to COPY as a pgtype.UUID: a uuid.UUID is a driver.Valuer, which pgx encodes
 	// through its text form (and a failed binary attempt), a third of a rebuild's COPY time.
-	id := pgtype.UUID{Bytes: m.id, Valid: true}
-	b.movements = append(b.movements, []any{id, p.id.CompanyID, p.id.Environment, p.movements, string(m.typ),
-		m.amount.Micros(), m.before.Micros(), m.after.Micros(), m.status, m.txHash, m.desc, m.paymentID,
-		m.paymentAmount, m.merchantID, m.merchantName, m.withdrawal, m.toAddress, m.createdAt, confirmedAt})
-	b.keys = append(b.keys, []any{p.id.CompanyID, p.id.Environment,
-		domain.KeyOf(m.typ, m.txHash, withdrawalID, paymentID), id})
+	b.movements = append(b.movements, []any{pgtype.UUID{Bytes: m.id, Valid: true}, p.id.CompanyID, p.id.Environment,
+		p.movements, string(m.typ), m.amount.Micros(), m.before.Micros(), m.after.Micros(), m.status, m.txHash, m.desc,
+		m.paymentID, m.paymentAmount, m.merchantID, m.merchantName, m.withdrawal, m.toAddress, m.createdAt, confirmedAt,
+		domain.KeyOf(m.typ, m.txHash, withdrawalID, paymentID)})
 	return nil
 }
 
@@ -229,8 +226,6 @@ func (p *poolRow) advance(at time.Time) {
 	p.updatedAt = at
 	p.touched = true
 }
-
-var movementKeyColumns = []string{"company_id", "environment", "key", "movement_id"}
 
 // flush writes what the batch folded.
 func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
@@ -259,16 +254,13 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// flushMovements COPYs the batch's movements and keys.
+// flushMovements COPYs the batch's movements.
 func (b *batch) flushMovements(ctx context.Context, tx pgx.Tx) error {
 	if len(b.movements) == 0 {
 		return nil
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(b.movements)); err != nil {
 		return fmt.Errorf("inserting movements: %w", err)
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movement_keys"}, movementKeyColumns, pgx.CopyFromRows(b.keys)); err != nil {
-		return fmt.Errorf("inserting movement keys: %w", err)
 	}
 	return nil
 }
@@ -298,7 +290,7 @@ func poolColumns(pools map[domain.ID]*poolRow, order []domain.ID) (companies, en
 }
 
 // NewLoader implements projection.BulkProjector. A rebuild reads the pool events from the
-// first one into empty tables: movements and keys are append-only (one row per event), so
+// first one into empty tables: movements are append-only (one row per event), so
 // each batch COPYs its own, and the pools' rows, folded in memory from batch to batch (one
 // per pool, however many events), are COPYed once at the end.
 func (ReadModel) NewLoader() projection.BulkLoader {

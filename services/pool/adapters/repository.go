@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/eventstore"
@@ -17,8 +18,8 @@ import (
 )
 
 // Repository loads pools and saves their changes: the events appended to the event store with
-// the version the pool was loaded at, and the read tables (balances, movements,
-// movement_keys) updated in the same transaction.
+// the version the pool was loaded at, and the read tables (balances, movements) updated in the
+// same transaction.
 //
 // Writers of one pool are serialised by a row lock on its balances row, taken before the pool
 // is read, so concurrent writers (several instances, the command and the consumers) queue
@@ -122,9 +123,9 @@ type Recorded struct {
 }
 
 // RecordFacts records, on the pool of id and within tx, each fact whose key the pool has not
-// recorded before, in order, as one append with one expected version. The keys are stored in
-// the same transaction, so a redelivered or repeated fact records nothing, whatever crashes
-// happen in between.
+// recorded before, in order, as one append with one expected version. Each movement row
+// carries its key (unique per pool) and is written in the same transaction, so a redelivered
+// or repeated fact records nothing, whatever crashes happen in between.
 func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (Recorded, error) {
 	out := Recorded{Duplicates: map[string]uuid.UUID{}}
 	for _, f := range facts {
@@ -140,7 +141,7 @@ func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, f
 	for i := range facts {
 		ids[i] = uuid.New()
 	}
-	fresh, err := r.claimKeys(ctx, tx, id, facts, ids)
+	fresh, err := r.newKeys(ctx, tx, id, facts, ids, out.Duplicates)
 	if err != nil {
 		return out, err
 	}
@@ -158,16 +159,11 @@ func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, f
 		}
 		out.Movements = append(out.Movements, m)
 	}
-	if len(out.Movements) < len(facts) {
-		if out.Duplicates, err = r.existingKeys(ctx, tx, id, facts, fresh); err != nil {
-			return out, err
-		}
-	}
 	return out, r.save(ctx, tx, l)
 }
 
-// factKey is the key a fact must have: the one a rebuild of movement_keys derives from the
-// movement's event (domain.KeyOf).
+// factKey is the key a fact must have: the one a rebuild derives from the movement's event
+// (domain.KeyOf).
 func factKey(f domain.Fact) string {
 	var paymentID string
 	if f.Payment != nil {
@@ -176,63 +172,53 @@ func factKey(f domain.Fact) string {
 	return domain.KeyOf(f.Type, f.TxHash, f.WithdrawalID, paymentID)
 }
 
-// claimKeys inserts the facts' keys and reports which facts are new: not recorded before and
-// not repeating an earlier fact of the batch.
-func (r *Repository) claimKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, ids []uuid.UUID) ([]bool, error) {
+// newKeys reports which facts are new: their key not recorded on the pool before and not
+// repeating an earlier fact of the batch. The others go into dups with the id of the movement
+// recorded for their key (ids[i] for a repeat of the batch's fact i). It runs under the pool's
+// row lock, which every writer of the pool's movements holds, so what it reads cannot change
+// before the transaction commits; the unique key of movements backs it.
+func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, ids []uuid.UUID,
+	dups map[string]uuid.UUID) ([]bool, error) {
 	keys := make([]string, 0, len(facts))
-	movementIDs := make([]uuid.UUID, 0, len(facts))
 	first := make(map[string]int, len(facts))
 	for i, f := range facts {
-		if _, dup := first[f.Key]; dup {
-			continue
-		}
-		first[f.Key] = i
-		keys = append(keys, f.Key)
-		movementIDs = append(movementIDs, ids[i])
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO movement_keys (company_id, environment, key, movement_id)
-        SELECT $1, $2, k, m FROM unnest($3::text[], $4::uuid[]) AS t(k, m)
-        ON CONFLICT DO NOTHING RETURNING key`, id.CompanyID, id.Environment, keys, movementIDs)
-	if err != nil {
-		return nil, fmt.Errorf("claiming movement keys: %w", err)
-	}
-	claimed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("claiming movement keys: %w", err)
-	}
-	fresh := make([]bool, len(facts))
-	for _, k := range claimed {
-		fresh[first[k]] = true
-	}
-	return fresh, nil
-}
-
-func (r *Repository) existingKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, fresh []bool) (map[string]uuid.UUID, error) {
-	var keys []string
-	for i, f := range facts {
-		if !fresh[i] {
+		if _, dup := first[f.Key]; !dup {
+			first[f.Key] = i
 			keys = append(keys, f.Key)
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT key, movement_id FROM movement_keys
-        WHERE company_id = $1 AND environment = $2 AND key = ANY($3)`, id.CompanyID, id.Environment, keys)
+	// Planned afresh on every call (QueryExecModeExec: an unnamed statement, not the cached
+	// one): a plan cached while the pool's table was small scans the whole table for each key
+	// once it is large (seconds per batch on a hot pool), whereas a plan made now sees the
+	// table's current size and looks the keys up in the unique index.
+	rows, err := tx.Query(ctx, `SELECT key, id FROM movements
+        WHERE company_id = $1 AND environment = $2 AND key = ANY($3::text[])`, pgx.QueryExecModeExec,
+		id.CompanyID, id.Environment, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading movement keys: %w", err)
 	}
-	out := map[string]uuid.UUID{}
-	for rows.Next() {
-		var (
-			k string
-			m uuid.UUID
-		)
-		if err := rows.Scan(&k, &m); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out[k] = m
+	var (
+		k string
+		m pgtype.UUID
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k, &m}, func() error {
+		dups[k] = m.Bytes
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("reading movement keys: %w", err)
 	}
-	rows.Close()
-	return out, rows.Err()
+	fresh := make([]bool, len(facts))
+	for i, f := range facts {
+		if _, recorded := dups[f.Key]; recorded {
+			continue
+		}
+		if j := first[f.Key]; j != i {
+			dups[f.Key] = ids[j]
+			continue
+		}
+		fresh[i] = true
+	}
+	return fresh, nil
 }
 
 // save appends the pool's changes with the version it was loaded at and updates the read
@@ -304,7 +290,7 @@ type movementCounts struct {
 
 var movementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
 	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
-	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at"}
+	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"}
 
 func (r *Repository) insertMovements(ctx context.Context, tx pgx.Tx, id domain.ID, seq int64, changes []domain.Change) (movementCounts, error) {
 	counts := movementCounts{byType: map[domain.MovementType]int64{}}
@@ -339,7 +325,7 @@ func movementRow(id domain.ID, seq int64, m *domain.Movement) []any {
 	if m.Type == domain.Withdrawal {
 		withdrawalID, toAddress = &m.WithdrawalID, &m.ToAddress
 	}
-	return []any{m.ID, id.CompanyID, id.Environment, seq, string(m.Type), m.Amount.Micros(),
+	return []any{pgtype.UUID{Bytes: m.ID, Valid: true}, id.CompanyID, id.Environment, seq, string(m.Type), m.Amount.Micros(),
 		m.BalanceBefore.Micros(), m.BalanceAfter.Micros(), string(m.Status), m.TxHash, m.Description,
-		paymentID, paymentAmount, merchantID, merchantName, withdrawalID, toAddress, m.CreatedAt, m.ConfirmedAt}
+		paymentID, paymentAmount, merchantID, merchantName, withdrawalID, toAddress, m.CreatedAt, m.ConfirmedAt, m.Key}
 }

@@ -34,7 +34,7 @@ func BenchmarkHotPoolDebits(b *testing.B) {
 }
 
 // BenchmarkRawBatchedInsert is the PostgreSQL limit the hot-pool figure compares with: per
-// debit, the same three rows (event, movement, idempotency key) written with COPY, 1000
+// debit, the same two rows (event, movement with its idempotency key) written with COPY, 1000
 // debits per transaction, into copies of the tables without indexes or constraints.
 func BenchmarkRawBatchedInsert(b *testing.B) {
 	e := newConsumerEnv(b, 0)
@@ -42,7 +42,6 @@ func BenchmarkRawBatchedInsert(b *testing.B) {
 	for _, sql := range []string{
 		`CREATE TABLE raw_events (LIKE events INCLUDING DEFAULTS)`,
 		`CREATE TABLE raw_movements (LIKE movements INCLUDING DEFAULTS)`,
-		`CREATE TABLE raw_keys (LIKE movement_keys INCLUDING DEFAULTS)`,
 	} {
 		if _, err := e.db.Exec(ctx, sql); err != nil {
 			b.Fatal(err)
@@ -53,14 +52,13 @@ func BenchmarkRawBatchedInsert(b *testing.B) {
 	b.ResetTimer()
 	for done := 0; done < b.N; done += batch {
 		n := min(batch, b.N-done)
-		evs, movs, keys := make([][]any, n), make([][]any, n), make([][]any, n)
+		evs, movs := make([][]any, n), make([][]any, n)
 		now := time.Now()
 		for i := range n {
 			id, seq := uuid.New(), int64(done+i+1)
 			evs[i] = []any{seq, id, "pool-live-c", seq, "pool.debited", "pool.live.c.debited", "c", "live", now, payload}
 			movs[i] = []any{id, "c", "live", seq, "DEBIT", int64(-1250000), int64(0), int64(-1250000), "CONFIRMED",
-				"0xhash", "Payment p to merchant m", "p", int64(1250000), "m", "", now, now}
-			keys[i] = []any{"c", "live", fmt.Sprintf("debit:p-%d", seq), id}
+				"0xhash", "Payment p to merchant m", "p", int64(1250000), "m", "", now, now, fmt.Sprintf("debit:p-%d", seq)}
 		}
 		err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_events"}, []string{"position", "event_id", "stream_id",
@@ -68,14 +66,10 @@ func BenchmarkRawBatchedInsert(b *testing.B) {
 				pgx.CopyFromRows(evs)); err != nil {
 				return err
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_movements"}, []string{"id", "company_id", "environment",
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_movements"}, []string{"id", "company_id", "environment",
 				"seq", "type", "amount", "balance_before", "balance_after", "status", "tx_hash", "description",
-				"payment_id", "payment_amount", "merchant_id", "merchant_name", "created_at", "confirmed_at"},
-				pgx.CopyFromRows(movs)); err != nil {
-				return err
-			}
-			_, err := tx.CopyFrom(ctx, pgx.Identifier{"raw_keys"}, []string{"company_id", "environment", "key",
-				"movement_id"}, pgx.CopyFromRows(keys))
+				"payment_id", "payment_amount", "merchant_id", "merchant_name", "created_at", "confirmed_at", "key"},
+				pgx.CopyFromRows(movs))
 			return err
 		})
 		if err != nil {

@@ -121,8 +121,8 @@ func checkPool(t *testing.T, h *harness, id domain.ID, facts []fact) {
 		t.Fatalf("pool %s: balance %s, want %s", id.StreamID(), got, sum)
 	}
 	ctx := context.Background()
-	rows, err := h.db().Query(ctx, `SELECT k.key, m.amount FROM movement_keys k JOIN movements m ON m.id = k.movement_id
-        WHERE k.company_id = $1 AND k.environment = $2`, id.CompanyID, id.Environment)
+	rows, err := h.db().Query(ctx, `SELECT key, amount FROM movements
+        WHERE company_id = $1 AND environment = $2`, id.CompanyID, id.Environment)
 	if err != nil {
 		t.Fatal(err)
 	}

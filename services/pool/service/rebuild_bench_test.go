@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/eventstore"
@@ -98,19 +99,19 @@ func rawStoreRate(b *testing.B, store *eventstore.Store, total int64) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
-// rawMovementCopyRate COPYs n rows shaped like debit movements into an unindexed table and
-// returns the rows per second.
+// rawMovementCopyRate COPYs n rows shaped like debit movements (with their keys) into an
+// unindexed table and returns the rows per second.
 func rawMovementCopyRate(b *testing.B, db *pgxpool.Pool, n int64) float64 {
 	now := time.Now().UTC()
 	pid, merchant, name := "p-1", "m", "Merchant"
 	amount := int64(1_250_000)
 	row := []any{uuid.Nil, "company", "live", int64(0), "DEBIT", -amount, int64(0), -amount,
-		"CONFIRMED", "0xhash", "Payment p-1", &pid, &amount, &merchant, &name, nil, nil, now, &now}
+		"CONFIRMED", "0xhash", "Payment p-1", &pid, &amount, &merchant, &name, nil, nil, now, &now, "debit:p-1"}
 	return testkit.CopyRate(b, db, "movements", []string{"id", "company_id", "environment", "seq",
 		"type", "amount", "balance_before", "balance_after", "status", "tx_hash", "description", "payment_id",
-		"payment_amount", "merchant_id", "merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at"},
+		"payment_amount", "merchant_id", "merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"},
 		n, func(i int64, values []any) {
 			copy(values, row)
-			values[0], values[3] = uuid.New(), i
+			values[0], values[3], values[19] = pgtype.UUID{Bytes: uuid.New(), Valid: true}, i, fmt.Sprintf("debit:p-%d", i)
 		})
 }
