@@ -374,7 +374,7 @@ var (
 		"confirmed_at", "updated_at"}
 	rawMovementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
 		"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id", "merchant_name",
-		"created_at", "confirmed_at"}
+		"created_at", "confirmed_at", "key"}
 	rawLedgerColumns = []string{"id", "merchant_id", "seq", "type", "amount_micros", "balance_before_micros",
 		"balance_after_micros", "payment_id", "tx_hash", "status", "description", "source_key", "created_at"}
 )
@@ -402,7 +402,8 @@ func rawRows(tenants []loadgen.Tenant, n, per int) []rawBatch {
 		before := poolBal[t.CompanyID]
 		poolBal[t.CompanyID] = before - amount
 		bt.movements = append(bt.movements, []any{uuid.New(), t.CompanyID, t.Environment, poolSeq[t.CompanyID], "DEBIT",
-			-amount, before, before - amount, "CONFIRMED", tx, "Payment " + pid, pid, amount, m.ID, "Shop", now, now})
+			-amount, before, before - amount, "CONFIRMED", tx, "Payment " + pid, pid, amount, m.ID, "Shop", now, now,
+			"debit:" + pid})
 		ledgerSeq[m.ID]++
 		lbefore := ledgerBal[m.ID]
 		ledgerBal[m.ID] = lbefore + amount
