@@ -8,6 +8,8 @@ import (
 
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/projection"
+
+	"github.com/payplat/platform/services/merchant/domain"
 )
 
 // ReadModelName is the name operators use for the merchant read tables
@@ -35,6 +37,38 @@ func (ReadModel) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) erro
 	}
 	return applyToReadTables(ctx, txWriter{tx}, dev, ev.Version)
 }
+
+// ApplyBatch implements projection.BatchProjector: each run of consecutive ledger entries, the
+// bulk of the events, goes through applyManyToReadTables (one INSERT of the entries and one
+// UPDATE of each merchant's balance, as the consumer writes them), any other event through
+// Apply, in order. The rows are those Apply gives event by event (verify compares both).
+func (r ReadModel) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	var run []versioned
+	flush := func() error {
+		err := applyManyToReadTables(ctx, tx, run)
+		run = run[:0]
+		return err
+	}
+	for _, ev := range evs {
+		dev, err := Decode(ev.Msg)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", ev.ID, err)
+		}
+		if _, ledger := dev.(domain.LedgerEntryRecorded); ledger {
+			run = append(run, versioned{ev: dev, version: ev.Version})
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := applyToReadTables(ctx, txWriter{tx}, dev, ev.Version); err != nil {
+			return err
+		}
+	}
+	return flush()
+}
+
+var _ projection.BatchProjector = ReadModel{}
 
 // ReadModelDefinition describes the merchant read tables for rebuild and verify; store is the
 // merchant event store (schema "merchant").

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/projection"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
@@ -108,9 +110,18 @@ func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
 		MerchantID: ms[1].ID, Status: "ACTIVE"}); err != nil {
 		t.Fatal(err)
 	}
+	// The rebuild applies runs of ledger entries set-based (ApplyBatch), in batches of any
+	// size; one event at a time (Apply) gives the same tables.
 	def := adapters.ReadModelDefinition(eventstore.New(s.db), migrations.Schema)
-	if diffs, _, err := projection.Verify(ctx, s.db, def, projection.RebuildOptions{}); err != nil || len(diffs) != 0 {
-		t.Fatalf("verify of the batched ledger: %v %+v", err, diffs)
+	oneByOne := def
+	oneByOne.Projector = applyOnly{adapters.ReadModel{}}
+	for _, d := range []projection.Definition{def, oneByOne} {
+		for _, size := range []int{1, 7, 0} {
+			diffs, res, err := projection.Verify(ctx, s.db, d, projection.RebuildOptions{BatchSize: size})
+			if err != nil || len(diffs) != 0 || res.Events != 3+2+60+9 {
+				t.Fatalf("verify of the batched ledger (%T, batches of %d): %v %+v %+v", d.Projector, size, err, res, diffs)
+			}
+		}
 	}
 	// Each balance is its last entry's balance_after, and the entries chain.
 	if n := s.count(`SELECT count(*) FROM merchants m WHERE balance_micros <> (SELECT balance_after_micros
@@ -123,4 +134,13 @@ func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
         WHERE l.balance_before_micros <> p.balance_after_micros`); n != 0 {
 		t.Fatalf("%d entries break the balance chain", n)
 	}
+}
+
+// applyOnly hides a projector's ApplyBatch: the rebuild applies one event at a time.
+type applyOnly struct{ p adapters.ReadModel }
+
+func (a applyOnly) Name() string { return a.p.Name() }
+
+func (a applyOnly) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
+	return a.p.Apply(ctx, tx, ev)
 }
