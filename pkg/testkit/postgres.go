@@ -77,7 +77,7 @@ func NewDatabase(t testing.TB, sets ...migrate.Set) string {
 	if err != nil {
 		t.Fatalf("preparing template database: %v", err)
 	}
-	name := "pptest_" + randomHex(8)
+	name := fmt.Sprintf("pptest_%d_%s", os.Getpid(), randomHex(8))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := createFromTemplate(ctx, admin, name, tpl); err != nil {
@@ -126,6 +126,7 @@ func template(admin string, sets []migrate.Set) (string, error) {
 		h = append(h, fp)
 	}
 	key := strings.Join(h, ",")
+	dropOrphans(admin)
 	templatesMu.Lock()
 	defer templatesMu.Unlock()
 	if name, ok := templates[key]; ok {
