@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -67,23 +68,18 @@ func testLogger(w io.Writer) *slog.Logger {
 // freePort returns a loopback port nobody listens on right now.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return freePortRange(t, 1)
 }
 
-// freePortRange returns the first of n consecutive free loopback ports.
+// freePortRange returns the first of n consecutive loopback ports nobody listens on right now.
+// They are taken below the kernel's ephemeral range (32768 and up): a port found free there
+// can be taken a moment later as the source port of any outgoing connection of the parallel
+// test processes, and a service then fails to bind it (as e2e's freePorts does, for the same
+// reason).
 func freePortRange(t testing.TB, n int) int {
 	t.Helper()
-	for range 50 {
-		base := freePort(t)
-		if base+n > 65535 {
-			continue
-		}
-		var held []net.Listener
+	for range 200 {
+		base := 20000 + rand.IntN(12000-n)
 		ok := true
 		for p := base; p < base+n; p++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
@@ -91,9 +87,6 @@ func freePortRange(t testing.TB, n int) int {
 				ok = false
 				break
 			}
-			held = append(held, l)
-		}
-		for _, l := range held {
 			l.Close()
 		}
 		if ok {
