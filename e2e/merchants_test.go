@@ -191,11 +191,16 @@ func TestSessionKeyEventIsDeliveredSigned(t *testing.T) {
 	if n := len(rcv.deliveries("session_key.revoked")); n != 2 {
 		t.Errorf("%d deliveries of 2 distinct events", n)
 	}
-	logs := s.must(s.call(http.MethodGet, "/api/v1/dashboard/webhooks/logs?event_type=session_key.revoked", key, nil), http.StatusOK)
-	entries, _ := logs.body["logs"].([]any)
-	if len(entries) != 2 || entries[0].(map[string]any)["status"] != "SUCCESS" {
-		t.Errorf("logs: %s", logs)
-	}
+	// The log records a delivery's outcome once the receiver has answered, a moment after the
+	// receiver has seen the request.
+	eventually(t, func() error {
+		logs := s.must(s.call(http.MethodGet, "/api/v1/dashboard/webhooks/logs?event_type=session_key.revoked", key, nil), http.StatusOK)
+		entries, _ := logs.body["logs"].([]any)
+		if len(entries) != 2 || entries[0].(map[string]any)["status"] != "SUCCESS" || entries[1].(map[string]any)["status"] != "SUCCESS" {
+			return fmt.Errorf("logs: %s", logs)
+		}
+		return nil
+	})
 	// The live environment and another company see nothing.
 	if r := s.must(s.call(http.MethodGet, "/api/v1/dashboard/webhooks/logs", s.creds.Keys.SKLive, nil), http.StatusOK); len(r.body["logs"].([]any)) != 0 {
 		t.Errorf("live logs: %s", r)
