@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -75,7 +73,7 @@ func buildServices(dir string) error {
 // startNATS runs a JetStream-enabled nats-server process on a free port until the test ends.
 func startNATS(t testing.TB) string {
 	t.Helper()
-	port := freePorts(t, 1)
+	port := testkit.FreePorts(t, 1)
 	cmd := exec.Command(filepath.Join(binDir, "nats-server"), "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js",
 		"-sd", t.TempDir())
 	cmd.SysProcAttr = childProcAttr()
@@ -133,30 +131,6 @@ type stack struct {
 	js    jetstream.JetStream
 }
 
-// freePorts returns n consecutive free TCP ports on 127.0.0.1, below the kernel's ephemeral
-// range (32768 and up here): a port handed out by the kernel for a listener of our own could be
-// taken again as the local port of some outgoing connection before the service binds it.
-func freePorts(t testing.TB, n int) int {
-	t.Helper()
-	for attempt := 0; attempt < 200; attempt++ {
-		base := 20000 + rand.IntN(12000-n)
-		ok := true
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
-
 // newStack starts the platform on a fresh database and JetStream server, with extra
 // environment for the services, and stops it when the test ends.
 func newStack(t testing.TB, extraEnv ...string) *stack {
@@ -167,7 +141,7 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := freePorts(t, 5)
+	base := testkit.FreePorts(t, 5)
 	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
 	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)

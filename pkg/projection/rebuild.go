@@ -345,7 +345,7 @@ func (b *builder) index(ctx context.Context, loader BulkLoader, deferred []shado
 		shared = make(chan shadowIndex, len(deferred))
 	)
 	for _, ix := range deferred {
-		if strings.HasPrefix(ix.ddl, "ALTER TABLE") {
+		if ix.wholeTable {
 			alone = append(alone, ix)
 		} else {
 			shared <- ix

@@ -20,6 +20,9 @@ type shadowIndex struct {
 	// … ADD CONSTRAINT … USING INDEX): the index is then built like any other, beside the
 	// table's other indexes, and only the attach, which is instant, locks the whole table.
 	attach string
+	// wholeTable is set for a constraint created as such (exclusion, deferrable): its
+	// ALTER TABLE locks the whole table, so it is not built beside the table's other indexes.
+	wholeTable bool
 }
 
 // createShadow creates the shadow schema with an empty copy of each live table (columns,
@@ -97,9 +100,9 @@ func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([
 		)
 		ix.table = t
 		if _, err := pgx.ForEachRow(rows, []any{&ix.unique, &isConstraint, &def, &attach, &live}, func() error {
-			ix.attach = ""
+			ix.attach, ix.wholeTable = "", false
 			if isConstraint && attach == "" {
-				ix.ddl = `ALTER TABLE ` + target + ` ADD CONSTRAINT ` + def
+				ix.ddl, ix.wholeTable = `ALTER TABLE `+target+` ADD CONSTRAINT `+def, true
 			} else {
 				if attach != "" {
 					ix.attach = `ALTER TABLE ` + target + ` ADD CONSTRAINT ` + attach

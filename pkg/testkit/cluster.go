@@ -1,10 +1,7 @@
 package testkit
 
 import (
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -53,7 +50,7 @@ func startTempCluster() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	port, err := freePort()
+	port, err := freePorts(1)
 	if err != nil {
 		return "", err
 	}
@@ -112,18 +109,4 @@ func dropRootCredential(dir string) (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// freePort returns a loopback port nobody listens on right now, below the kernel's ephemeral
-// range (32768 and up), where any outgoing connection could take a port found free a moment
-// before the server binds it.
-func freePort() (int, error) {
-	for range 200 {
-		port := 20000 + rand.IntN(12000)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			l.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free port")
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // syncBuffer is a bytes.Buffer safe for the writers of several goroutines.
@@ -68,31 +68,5 @@ func testLogger(w io.Writer) *slog.Logger {
 // freePort returns a loopback port nobody listens on right now.
 func freePort(t testing.TB) int {
 	t.Helper()
-	return freePortRange(t, 1)
-}
-
-// freePortRange returns the first of n consecutive loopback ports nobody listens on right now.
-// They are taken below the kernel's ephemeral range (32768 and up): a port found free there
-// can be taken a moment later as the source port of any outgoing connection of the parallel
-// test processes, and a service then fails to bind it (as e2e's freePorts does, for the same
-// reason).
-func freePortRange(t testing.TB, n int) int {
-	t.Helper()
-	for range 200 {
-		base := 20000 + rand.IntN(12000-n)
-		ok := true
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
+	return testkit.FreePorts(t, 1)
 }

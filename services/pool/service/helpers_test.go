@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -117,6 +118,22 @@ func paymentFact(id domain.ID, paymentID, amount string) *paymentv1.PaymentConfi
 	return &paymentv1.PaymentConfirmed{Meta: meta(id), PaymentId: paymentID, MerchantId: "m-1",
 		MerchantWallet: "0xmerchant", CustomerWallet: "0xcustomer", Amount: amount, TxHash: "0xp" + paymentID,
 		Status: "CONFIRMED", ConfirmedAt: now()}
+}
+
+// recordFacts records facts on the pool of id in one transaction, as the consumer does: the
+// pool's stream lock first, then the facts.
+func recordFacts(t testing.TB, db *pgxpool.Pool, repo *adapters.Repository, id domain.ID, facts []domain.Fact) {
+	t.Helper()
+	ctx := context.Background()
+	if err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := repo.LockPools(ctx, tx, id); err != nil {
+			return err
+		}
+		_, err := repo.RecordFacts(ctx, tx, id, facts)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newPoolID(t testing.TB, env string) domain.ID {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -46,15 +45,7 @@ func BenchmarkPoolRebuild(b *testing.B) {
 				TxHash: "0xhash", ConfirmedAt: time.Now(),
 				Payment: &domain.PaymentRef{PaymentID: pid, MerchantID: "m", Amount: money.MustParse("1.25")}}
 		}
-		if err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-			if err := repo.LockPools(ctx, tx, id); err != nil {
-				return err
-			}
-			_, err := repo.RecordFacts(ctx, tx, id, facts)
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
+		recordFacts(b, e.db, repo, id, facts)
 	}
 	store := eventstore.New(e.db)
 	total, err := store.Count(ctx, e.db)

@@ -44,15 +44,7 @@ func TestBulkRebuildEqualsBatchRebuild(t *testing.T) {
 			facts = append(facts, domain.Fact{Type: domain.Withdrawal, Key: domain.WithdrawalKey(fmt.Sprintf("w-%d-%d", i, round)),
 				Amount: money.MustParse("2.00"), TxHash: "0xw", WithdrawalID: fmt.Sprintf("w-%d-%d", i, round),
 				ToAddress: "0xto", ConfirmedAt: time.Now()})
-			if err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-				if err := repo.LockPools(ctx, tx, id); err != nil {
-					return err
-				}
-				_, err := repo.RecordFacts(ctx, tx, id, facts)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
+			recordFacts(t, e.db, repo, id, facts)
 		}
 	}
 	store := eventstore.New(e.db)

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,7 +38,7 @@ func TestKilledDispatcherLosesAndDoublesNothing(t *testing.T) {
 	natsURL := testkit.NATS(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	healthAddr := freeAddr(t)
+	healthAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 1))
 	env := append(os.Environ(), "DATABASE_URL="+dsn, "NATS_URL="+natsURL, "HEALTH_ADDR="+healthAddr,
 		"WEBHOOK_SECRET_KEY="+hex.EncodeToString(key), "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true", "WEBHOOK_ALLOW_HTTP=true",
 		"WEBHOOK_TIMEOUT=2s", "WEBHOOK_RECOVERY_INTERVAL=200ms", "LOG_FORMAT=text", "LOG_LEVEL=error")
@@ -157,20 +155,4 @@ func startProcess(t *testing.T, bin string, env []string, healthAddr string) *ex
 		return nil
 	})
 	return cmd
-}
-
-// freeAddr returns a loopback address nobody listens on right now, below the kernel's
-// ephemeral range (32768 and up), where any outgoing connection of the parallel test
-// processes could take a port found free a moment before.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 200 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+mrand.IntN(12000))
-		if l, err := net.Listen("tcp", addr); err == nil {
-			l.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port")
-	return ""
 }
