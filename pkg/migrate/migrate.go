@@ -22,11 +22,31 @@ import (
 	"github.com/payplat/platform/pkg/pg"
 )
 
-// Set is the migrations of one schema: the files *.sql at the root of each source, applied in
-// the order of their version numbers, which must not repeat across sources.
+// Set is the migrations of one schema: the files *.sql at the root of each source and the Go
+// migrations of the sources that are GoSources, applied in the order of their version numbers,
+// which must not repeat across sources.
 type Set struct {
 	Schema  string
 	Sources []fs.FS
+}
+
+// GoSource is a source of SQL files that also holds migrations written in Go, for the data
+// changes SQL cannot express (re-encoding stored values, for example). A Go migration's
+// function runs in the migration's transaction like a SQL file; its version must not repeat
+// any file's.
+type GoSource struct {
+	fs.FS
+	Go []*goose.Migration
+}
+
+func (s Set) goMigrations() []*goose.Migration {
+	var out []*goose.Migration
+	for _, src := range s.Sources {
+		if g, ok := src.(GoSource); ok {
+			out = append(out, g.Go...)
+		}
+	}
+	return out
 }
 
 // Merge returns one file system holding the .sql files of every source.
@@ -72,6 +92,10 @@ func (s Set) Fingerprint() (string, error) {
 		h.Write([]byte{0})
 		h.Write(m[n].Data)
 	}
+	// A Go migration's code cannot be hashed: its version stands for it.
+	for _, g := range s.goMigrations() {
+		fmt.Fprintf(h, "\x00go:%d", g.Version)
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -112,6 +136,7 @@ func up(ctx context.Context, dsn string, set Set) error {
 		// a service's own higher-numbered ones already applied in existing schemas: apply it
 		// rather than refuse to start. Sources never depend on each other's later files.
 		goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(set.goMigrations()...),
 	)
 	if err != nil {
 		return fmt.Errorf("loading migrations: %w", err)

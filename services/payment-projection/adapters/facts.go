@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/projection"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
+	storev1 "github.com/payplat/platform/proto-events/gen/payplat/payment_store/v1"
 
 	"github.com/payplat/platform/services/payment-projection/domain"
 )
@@ -16,7 +20,9 @@ import (
 // they get here; anything still unusable is projection.ErrPermanent (dead-lettered).
 func factOf(ev projection.Event) (domain.Fact, error) {
 	meta := events.Meta(ev.Msg)
-	f := domain.Fact{EventID: ev.ID, OccurredAt: ev.OccurredAt,
+	// Times are kept to the microsecond, the precision of timestamptz and of payments.facts, so
+	// that a fact folds the same whether it was just decoded or read back.
+	f := domain.Fact{EventID: ev.ID, OccurredAt: ev.OccurredAt.Truncate(time.Microsecond).UTC(),
 		Key: domain.Key{CompanyID: meta.GetCompanyId(), Environment: meta.GetEnvironment()}}
 	var (
 		amount string
@@ -61,6 +67,71 @@ func parseTime(field, v string) (*time.Time, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", projection.ErrPermanent, field, err)
 	}
-	t = t.UTC()
+	t = t.Truncate(time.Microsecond).UTC()
 	return &t, nil
+}
+
+// EncodeFacts returns the bytes stored in payments.facts for a payment's facts
+// (payplat.payment_store.v1.PaymentFacts), in the order of domain.SortFacts whatever the order
+// given, so that the same facts always give the same bytes and a rebuilt row equals the live one.
+func EncodeFacts(facts []domain.Fact) ([]byte, error) {
+	sorted := domain.SortFacts(facts)
+	msg := &storev1.PaymentFacts{Facts: make([]*storev1.PaymentFact, len(sorted))}
+	for i, f := range sorted {
+		msg.Facts[i] = &storev1.PaymentFact{EventId: f.EventID[:], Status: f.Status, MerchantId: f.MerchantID,
+			MerchantWallet: f.MerchantWallet, CustomerWallet: f.CustomerWallet, AmountMicros: f.AmountMicros,
+			TxHash: f.TxHash, BlockExplorerUrl: f.BlockExplorerURL, ErrorMessage: f.ErrorMessage,
+			CreatedAtUs: micros(f.CreatedAt), ExpiresAtUs: micros(f.ExpiresAt), ConfirmedAtUs: micros(f.ConfirmedAt),
+			ExpiredAtUs: micros(f.ExpiredAt), OccurredAtUs: f.OccurredAt.UnixMicro()}
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the facts of payment %s: %w", keyString(facts), err)
+	}
+	return b, nil
+}
+
+// DecodeFacts reads the facts of payment k from its payments.facts bytes (none when empty).
+func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
+	var msg storev1.PaymentFacts
+	if err := proto.Unmarshal(b, &msg); err != nil {
+		return nil, fmt.Errorf("decoding the facts of payment %s/%s/%s: %w", k.CompanyID, k.Environment, k.PaymentID, err)
+	}
+	out := make([]domain.Fact, len(msg.Facts))
+	for i, m := range msg.Facts {
+		id, err := uuid.FromBytes(m.GetEventId())
+		if err != nil {
+			return nil, fmt.Errorf("decoding the facts of payment %s/%s/%s: event id: %w", k.CompanyID, k.Environment, k.PaymentID, err)
+		}
+		out[i] = domain.Fact{Key: k, EventID: id, Status: m.GetStatus(), MerchantID: m.GetMerchantId(),
+			MerchantWallet: m.GetMerchantWallet(), CustomerWallet: m.GetCustomerWallet(), AmountMicros: m.GetAmountMicros(),
+			TxHash: m.GetTxHash(), BlockExplorerURL: m.GetBlockExplorerUrl(), ErrorMessage: m.GetErrorMessage(),
+			CreatedAt: fromMicros(m.CreatedAtUs), ExpiresAt: fromMicros(m.ExpiresAtUs), ConfirmedAt: fromMicros(m.ConfirmedAtUs),
+			ExpiredAt: fromMicros(m.ExpiredAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
+	}
+	return out, nil
+}
+
+func micros(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	us := t.UnixMicro()
+	return &us
+}
+
+func fromMicros(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := time.UnixMicro(*us).UTC()
+	return &t
+}
+
+func keyString(facts []domain.Fact) string {
+	if len(facts) == 0 {
+		return "(no facts)"
+	}
+	k := facts[0].Key
+	return k.CompanyID + "/" + k.Environment + "/" + k.PaymentID
 }

@@ -13,12 +13,12 @@ import (
 )
 
 // NewLoader implements projection.BulkProjector. A rebuild reads the stream from its first
-// message into empty tables, so nothing needs looking up: each batch COPYs its facts, and the
-// facts of the payments seen lately are kept in memory until the payment has been quiet for a
-// while (a live payment's events are minutes apart, a rebuild reads hours of them in seconds),
-// then folded with domain.Fold, as ApplyBatch does, and COPYed as the payment's row. A payment
-// whose row was written before one of its facts arrived has two rows at the end: those are
-// folded again from all their facts.
+// message into empty tables, so nothing needs looking up: the facts of the payments seen lately
+// are kept in memory until the payment has been quiet for a while (a live payment's events are
+// minutes apart, a rebuild reads hours of them in seconds), then folded with domain.Fold, as
+// ApplyBatch does, and COPYed as the payment's row with its facts. A payment whose row was
+// written before one of its facts arrived has two rows at the end: those are merged and folded
+// again from all their facts.
 func (p *Projector) NewLoader() projection.BulkLoader {
 	maxOpen := p.OpenPayments
 	if maxOpen <= 0 {
@@ -63,9 +63,6 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 		}
 		facts[i] = f
 	}
-	if err := insertFacts(ctx, tx, facts); err != nil {
-		return err
-	}
 	for _, f := range facts {
 		l.seq++
 		p := l.open[f.Key]
@@ -81,7 +78,11 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 		e := l.lru[l.head]
 		l.head++
 		if p := l.open[e.key]; p != nil && p.last == e.seq {
-			rows = append(rows, paymentRow(p.facts))
+			row, err := paymentRow(p.facts)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row)
 			delete(l.open, e.key)
 			l.evicted = true
 		}
@@ -97,7 +98,11 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
 	rows := make([][]any, 0, len(l.open))
 	for _, p := range l.open {
-		rows = append(rows, paymentRow(p.facts))
+		row, err := paymentRow(p.facts)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
 	}
 	if err := copyPayments(ctx, tx, rows); err != nil {
 		return err
@@ -107,17 +112,17 @@ func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
 		return nil
 	}
 	for {
-		keys, err := splitPayments(ctx, tx, 10_000)
-		if err != nil || len(keys) == 0 {
+		split, err := splitPayments(ctx, tx, 10_000)
+		if err != nil || len(split) == 0 {
 			return err
 		}
-		all, err := loadFacts(ctx, tx, keys)
-		if err != nil {
-			return err
-		}
-		rows := make([][]any, 0, len(keys))
-		for _, k := range keys {
-			rows = append(rows, paymentRow(all[k]))
+		rows := make([][]any, 0, len(split))
+		for _, facts := range split {
+			row, err := paymentRow(facts)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row)
 		}
 		if err := copyPayments(ctx, tx, rows); err != nil {
 			return err
@@ -126,38 +131,36 @@ func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
 }
 
 // splitPayments deletes the rows of up to limit payments that have more than one, and returns
-// their keys.
-func splitPayments(ctx context.Context, tx pgx.Tx, limit int) ([]domain.Key, error) {
+// the facts of each such payment, all its rows' together.
+func splitPayments(ctx context.Context, tx pgx.Tx, limit int) (map[domain.Key][]domain.Fact, error) {
 	rows, err := tx.Query(ctx, `WITH split AS (
             SELECT company_id, environment, payment_id FROM payments
             GROUP BY company_id, environment, payment_id HAVING count(*) > 1 LIMIT $1)
         DELETE FROM payments p USING split s
         WHERE p.company_id = s.company_id AND p.environment = s.environment AND p.payment_id = s.payment_id
-        RETURNING p.company_id, p.environment, p.payment_id`, limit)
+        RETURNING p.company_id, p.environment, p.payment_id, p.facts`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding payments folded twice: %w", err)
 	}
-	seen := map[domain.Key]bool{}
+	out := map[domain.Key][]domain.Fact{}
 	var (
-		keys []domain.Key
 		k    domain.Key
+		blob []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&k.CompanyID, &k.Environment, &k.PaymentID}, func() error {
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-		return nil
+	_, err = pgx.ForEachRow(rows, []any{&k.CompanyID, &k.Environment, &k.PaymentID, &blob}, func() error {
+		fs, err := DecodeFacts(k, blob)
+		out[k] = append(out[k], fs...)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finding payments folded twice: %w", err)
 	}
-	return keys, nil
+	return out, nil
 }
 
 var paymentColumns = []string{"company_id", "environment", "payment_id", "status", "has_created", "merchant_id",
 	"merchant_wallet", "customer_wallet", "amount_micros", "tx_hash", "block_explorer_url", "error_message",
-	"created_at", "expires_at", "confirmed_at", "expired_at", "updated_at", "expiry_published_at"}
+	"created_at", "expires_at", "confirmed_at", "expired_at", "updated_at", "expiry_published_at", "facts"}
 
 func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
 	if len(rows) == 0 {
@@ -175,7 +178,12 @@ func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
 // keeps it afterwards, so a payment that expired and then saw a later on-chain event keeps it
 // too; this is what the live consumer writes when the two events come in separate batches (a
 // live payment's events are minutes apart), the only case where the answer depends on batching.
-func paymentRow(facts []domain.Fact) []any {
+func paymentRow(facts []domain.Fact) ([]any, error) {
+	facts = domain.SortFacts(facts)
+	blob, err := EncodeFacts(facts)
+	if err != nil {
+		return nil, err
+	}
 	p := domain.Fold(facts)
 	updated := p.CreatedAt
 	for _, t := range []*time.Time{p.ConfirmedAt, p.ExpiredAt} {
@@ -192,7 +200,7 @@ func paymentRow(facts []domain.Fact) []any {
 	}
 	return []any{p.CompanyID, p.Environment, p.PaymentID, p.Status, p.HasCreated, p.MerchantID,
 		p.MerchantWallet, p.CustomerWallet, p.AmountMicros, p.TxHash, p.BlockExplorerURL, p.ErrorMessage,
-		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, updated, published}
+		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, updated, published, blob}, nil
 }
 
 var _ projection.BulkProjector = (*Projector)(nil)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/payplat/platform/pkg/projection"
 
@@ -20,8 +19,9 @@ import (
 // ProjectorName names the projection in projection_applied.
 const ProjectorName = "payments"
 
-// Projector keeps the payments read table: each event is stored as a fact and the payment's
-// row is recomputed from all its facts (domain.Fold), with the row locked first, so that two
+// Projector keeps the payments read table: each event is stored as a fact in its payment's row
+// (column facts) and the row is recomputed from all its facts (domain.Fold), with the row
+// locked first, so that two
 // replicas applying events of the same payment at once serialise on it and neither loses the
 // other's transition.
 type Projector struct {
@@ -43,7 +43,9 @@ func (p *Projector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) e
 	return p.ApplyBatch(ctx, tx, []projection.Event{ev})
 }
 
-// ApplyBatch implements projection.BatchProjector with four set-based statements.
+// ApplyBatch implements projection.BatchProjector with two set-based statements: lock (or
+// create) the payments and read their stored facts, then write each payment's fold with its
+// facts.
 func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
 	facts := make([]domain.Fact, len(evs))
 	for i, ev := range evs {
@@ -54,37 +56,23 @@ func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.
 		facts[i] = f
 	}
 	keys := distinctKeys(facts)
-	fresh, err := lockPayments(ctx, tx, keys)
-	if err != nil {
-		return err
-	}
-	if err := insertFacts(ctx, tx, facts); err != nil {
-		return err
-	}
-	// A payment whose row this transaction created has no facts but the batch's; only the
-	// others need reading back.
-	var known []domain.Key
-	for _, k := range keys {
-		if !fresh[k] {
-			known = append(known, k)
-		}
-	}
-	all, err := loadFacts(ctx, tx, known)
+	all, err := lockPayments(ctx, tx, keys)
 	if err != nil {
 		return err
 	}
 	for _, f := range facts {
-		if fresh[f.Key] {
-			all[f.Key] = append(all[f.Key], f)
+		all[f.Key] = append(all[f.Key], f)
+	}
+	folded := make([]domain.Payment, len(keys))
+	blobs := make([][]byte, len(keys))
+	for i, k := range keys {
+		fs := domain.SortFacts(all[k])
+		folded[i] = domain.Fold(fs)
+		if blobs[i], err = EncodeFacts(fs); err != nil {
+			return err
 		}
 	}
-	folded := make([]domain.Payment, 0, len(keys))
-	for _, k := range keys {
-		if fs := all[k]; len(fs) > 0 {
-			folded = append(folded, domain.Fold(fs))
-		}
-	}
-	if err := updatePayments(ctx, tx, folded); err != nil {
+	if err := updatePayments(ctx, tx, folded, blobs); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -95,7 +83,7 @@ func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.
 
 // Reset implements projection.Resetter.
 func (p *Projector) Reset(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `TRUNCATE payments, payment_facts`)
+	_, err := tx.Exec(ctx, `TRUNCATE payments`)
 	return err
 }
 
@@ -140,83 +128,35 @@ func keyArrays(keys []domain.Key) (companies, envs, ids []string) {
 }
 
 // lockPayments creates the missing rows and locks every row of keys, in key order (so that
-// concurrent appliers cannot deadlock on each other), and returns the keys whose row it
-// created.
-func lockPayments(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key]bool, error) {
+// concurrent appliers cannot deadlock on each other), and returns the facts stored in them (none
+// for the rows it created). It runs under READ COMMITTED: once the lock is held, the row read
+// is the one the previous holder committed.
+func lockPayments(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key][]domain.Fact, error) {
 	c, e, id := keyArrays(keys)
 	rows, err := tx.Query(ctx, `INSERT INTO payments (company_id, environment, payment_id)
         SELECT c, e, id FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id) ORDER BY c, e, id
         ON CONFLICT (company_id, environment, payment_id) DO UPDATE SET updated_at = payments.updated_at
-        RETURNING company_id, environment, payment_id, xmax = 0`, c, e, id)
+        RETURNING company_id, environment, payment_id, facts`, c, e, id)
 	if err != nil {
 		return nil, fmt.Errorf("locking payments: %w", err)
 	}
-	fresh := make(map[domain.Key]bool, len(keys))
+	stored := make(map[domain.Key][]domain.Fact, len(keys))
 	var (
-		k        domain.Key
-		inserted bool
+		k    domain.Key
+		blob []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&k.CompanyID, &k.Environment, &k.PaymentID, &inserted}, func() error {
-		if inserted {
-			fresh[k] = true
-		}
-		return nil
+	_, err = pgx.ForEachRow(rows, []any{&k.CompanyID, &k.Environment, &k.PaymentID, &blob}, func() error {
+		fs, err := DecodeFacts(k, blob)
+		stored[k] = fs
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("locking payments: %w", err)
 	}
-	return fresh, nil
+	return stored, nil
 }
 
-var factColumns = []string{"company_id", "environment", "payment_id", "event_id", "rank", "status",
-	"merchant_id", "merchant_wallet", "customer_wallet", "amount_micros", "tx_hash", "block_explorer_url",
-	"error_message", "created_at", "expires_at", "confirmed_at", "expired_at", "occurred_at"}
-
-func insertFacts(ctx context.Context, tx pgx.Tx, facts []domain.Fact) error {
-	rows := make([][]any, len(facts))
-	for i, f := range facts {
-		// pgtype.UUID: a uuid.UUID is a driver.Valuer that pgx encodes through its text form.
-		rows[i] = []any{f.CompanyID, f.Environment, f.PaymentID, pgtype.UUID{Bytes: f.EventID, Valid: true}, int16(domain.Rank(f.Status)), f.Status,
-			f.MerchantID, f.MerchantWallet, f.CustomerWallet, f.AmountMicros, f.TxHash, f.BlockExplorerURL,
-			f.ErrorMessage, f.CreatedAt, f.ExpiresAt, f.ConfirmedAt, f.ExpiredAt, f.OccurredAt}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payment_facts"}, factColumns, pgx.CopyFromRows(rows)); err != nil {
-		return fmt.Errorf("storing payment facts: %w", err)
-	}
-	return nil
-}
-
-// loadFacts reads every fact of keys. It runs after the rows are locked, so under READ
-// COMMITTED it sees the facts of every transaction that held a lock before.
-func loadFacts(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key][]domain.Fact, error) {
-	out := make(map[domain.Key][]domain.Fact, len(keys))
-	if len(keys) == 0 {
-		return out, nil
-	}
-	c, e, id := keyArrays(keys)
-	rows, err := tx.Query(ctx, `SELECT f.company_id, f.environment, f.payment_id, f.event_id, f.status,
-            f.merchant_id, f.merchant_wallet, f.customer_wallet, f.amount_micros, f.tx_hash, f.block_explorer_url,
-            f.error_message, f.created_at, f.expires_at, f.confirmed_at, f.expired_at, f.occurred_at
-        FROM payment_facts f JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id)
-          ON f.company_id = t.c AND f.environment = t.e AND f.payment_id = t.id`, c, e, id)
-	if err != nil {
-		return nil, fmt.Errorf("reading payment facts: %w", err)
-	}
-	var f domain.Fact
-	_, err = pgx.ForEachRow(rows, []any{&f.CompanyID, &f.Environment, &f.PaymentID, &f.EventID, &f.Status,
-		&f.MerchantID, &f.MerchantWallet, &f.CustomerWallet, &f.AmountMicros, &f.TxHash, &f.BlockExplorerURL,
-		&f.ErrorMessage, &f.CreatedAt, &f.ExpiresAt, &f.ConfirmedAt, &f.ExpiredAt, &f.OccurredAt}, func() error {
-		out[f.Key] = append(out[f.Key], f)
-		f.CreatedAt, f.ExpiresAt, f.ConfirmedAt, f.ExpiredAt = nil, nil, nil, nil
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading payment facts: %w", err)
-	}
-	return out, nil
-}
-
-func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment) error {
+func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment, facts [][]byte) error {
 	n := len(ps)
 	var (
 		c, e, id, status, merchant, mWallet, cWallet, txHash, url, errMsg = make([]string, n), make([]string, n),
@@ -238,15 +178,16 @@ func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment) error {
             amount_micros = t.amount, tx_hash = t.tx_hash, block_explorer_url = t.url, error_message = t.err_msg,
             created_at = t.created, expires_at = t.expires, confirmed_at = t.confirmed, expired_at = t.expired_at,
             updated_at = GREATEST(t.created, t.confirmed, t.expired_at),
-            expiry_published_at = CASE WHEN t.status = 'EXPIRED' THEN t.expires ELSE p.expiry_published_at END
+            expiry_published_at = CASE WHEN t.status = 'EXPIRED' THEN t.expires ELSE p.expiry_published_at END,
+            facts = t.facts
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[],
                     $9::bigint[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[],
-                    $15::timestamptz[], $16::timestamptz[])
+                    $15::timestamptz[], $16::timestamptz[], $17::bytea[])
           AS t(c, e, id, status, has_created, merchant, m_wallet, c_wallet, amount, tx_hash, url, err_msg,
-               created, expires, confirmed, expired_at)
+               created, expires, confirmed, expired_at, facts)
         WHERE p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`,
 		c, e, id, status, hasCreated, merchant, mWallet, cWallet, amount, txHash, url, errMsg,
-		created, expires, confirmed, expiredAt)
+		created, expires, confirmed, expiredAt, facts)
 	if err != nil {
 		return fmt.Errorf("updating payments: %w", err)
 	}

@@ -3,6 +3,7 @@
 package domain
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"time"
@@ -124,13 +125,7 @@ type Payment struct {
 // facts arrived in, so a payment whose events came late, twice or out of order gets the same
 // row as one whose events came once and in order.
 func Fold(facts []Fact) Payment {
-	sorted := slices.Clone(facts)
-	slices.SortFunc(sorted, func(a, b Fact) int {
-		if d := Rank(a.Status) - Rank(b.Status); d != 0 {
-			return d
-		}
-		return strings.Compare(a.EventID.String(), b.EventID.String())
-	})
+	sorted := SortFacts(facts)
 	p := Payment{Key: sorted[0].Key, CreatedAt: sorted[0].OccurredAt}
 	for _, f := range sorted {
 		p.Status = f.Status
@@ -153,6 +148,23 @@ func Fold(facts []Fact) Payment {
 		}
 	}
 	return p
+}
+
+// SortFacts returns the facts sorted by rank, then event id (the order Fold applies them in),
+// without the repeats of an event id (a redelivered event is one fact). The argument is not
+// changed.
+func SortFacts(facts []Fact) []Fact {
+	sorted := slices.Clone(facts)
+	slices.SortFunc(sorted, compareFacts)
+	return slices.CompactFunc(sorted, func(a, b Fact) bool { return a.EventID == b.EventID })
+}
+
+func compareFacts(a, b Fact) int {
+	if d := Rank(a.Status) - Rank(b.Status); d != 0 {
+		return d
+	}
+	// Byte order is the order of the ids' text (lower-case hex).
+	return bytes.Compare(a.EventID[:], b.EventID[:])
 }
 
 func setString(dst *string, v string) {

@@ -36,8 +36,14 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvOn(t, testkit.NATS(t))
+}
+
+// newEnvOn is newEnv with the NATS server at url.
+func newEnvOn(t testing.TB, url string) *env {
+	t.Helper()
 	dsn := testkit.NewDatabase(t, migrations.Set())
-	e := &env{t: t, dsn: dsn, url: testkit.NATS(t)}
+	e := &env{t: t, dsn: dsn, url: url}
 	e.db = testkit.NewPool(t, dsn, migrations.Schema)
 	nc, err := nats.Connect(e.url)
 	if err != nil {

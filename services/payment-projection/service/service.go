@@ -61,7 +61,7 @@ func ConsumerSpec(batchSize int) bus.ConsumerSpec {
 // Definition describes the projection for the operator's rebuild and verify.
 func Definition(js jetstream.JetStream) projection.Definition {
 	return projection.Definition{Projector: adapters.NewProjector(), Schema: migrations.Schema,
-		Tables: []string{"payments", "payment_facts"}, Source: projection.StreamSource{JS: js, Stream: Stream}}
+		Tables: []string{"payments"}, Source: projection.StreamSource{JS: js, Stream: Stream}}
 }
 
 func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {

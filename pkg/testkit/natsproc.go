@@ -1,0 +1,62 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// NATSProcess runs a JetStream-enabled nats-server as its own process, built from the module the
+// platform uses (the go build cache makes every build after the first a link), on a free
+// loopback port with its store in a temporary directory, until the test ends. It returns the
+// client URL and the process id. Benchmarks use it instead of NATS where the server sharing the
+// test's process would distort what they measure (its heap scanned by the test's garbage
+// collector, its goroutines on the test's scheduler): in production it is a process of its own.
+func NATSProcess(tb testing.TB) (string, int) {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "nats-server")
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		tb.Fatalf("finding the workspace: %v", err)
+	}
+	build := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2")
+	if work := strings.TrimSpace(string(out)); work != "" && work != "off" {
+		build.Dir = filepath.Join(filepath.Dir(work), "pkg")
+	}
+	if b, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("building nats-server: %v: %s", err, b)
+	}
+	port := FreePorts(tb, 1)
+	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", tb.TempDir())
+	cmd.SysProcAttr = childProcAttr()
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("starting nats-server: %v", err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	WaitFor(tb, 30*time.Second, 20*time.Millisecond, func() error {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			return err
+		}
+		nc.Close()
+		return nil
+	})
+	return url, cmd.Process.Pid
+}
