@@ -76,15 +76,29 @@ func parseTime(field, v string) (*time.Time, error) {
 // given, so that the same facts always give the same bytes and a rebuilt row equals the live one.
 func EncodeFacts(facts []domain.Fact) ([]byte, error) {
 	sorted := domain.SortFacts(facts)
+	// One allocation for the messages and one for the optional times, instead of five per fact
+	// (a rebuild encodes a million facts).
+	msgs := make([]storev1.PaymentFact, len(sorted))
+	times := make([]int64, 0, 4*len(sorted))
+	micros := func(t *time.Time) *int64 {
+		if t == nil {
+			return nil
+		}
+		times = append(times, t.UnixMicro())
+		return &times[len(times)-1]
+	}
 	msg := &storev1.PaymentFacts{Facts: make([]*storev1.PaymentFact, len(sorted))}
 	for i, f := range sorted {
-		msg.Facts[i] = &storev1.PaymentFact{EventId: f.EventID[:], Status: f.Status, MerchantId: f.MerchantID,
-			MerchantWallet: f.MerchantWallet, CustomerWallet: f.CustomerWallet, AmountMicros: f.AmountMicros,
-			TxHash: f.TxHash, BlockExplorerUrl: f.BlockExplorerURL, ErrorMessage: f.ErrorMessage,
-			CreatedAtUs: micros(f.CreatedAt), ExpiresAtUs: micros(f.ExpiresAt), ConfirmedAtUs: micros(f.ConfirmedAt),
-			ExpiredAtUs: micros(f.ExpiredAt), OccurredAtUs: f.OccurredAt.UnixMicro()}
+		m := &msgs[i]
+		m.EventId, m.Status, m.MerchantId, m.MerchantWallet = f.EventID[:], f.Status, f.MerchantID, f.MerchantWallet
+		m.CustomerWallet, m.AmountMicros, m.TxHash = f.CustomerWallet, f.AmountMicros, f.TxHash
+		m.BlockExplorerUrl, m.ErrorMessage = f.BlockExplorerURL, f.ErrorMessage
+		m.CreatedAtUs, m.ExpiresAtUs, m.ConfirmedAtUs = micros(f.CreatedAt), micros(f.ExpiresAt), micros(f.ConfirmedAt)
+		m.ExpiredAtUs, m.OccurredAtUs = micros(f.ExpiredAt), f.OccurredAt.UnixMicro()
+		msg.Facts[i] = m
 	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+	// No maps in the message: the encoding is the same every time without Deterministic.
+	b, err := proto.Marshal(msg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the facts of payment %s: %w", keyString(facts), err)
 	}
@@ -110,14 +124,6 @@ func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 			ExpiredAt: fromMicros(m.ExpiredAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
 	}
 	return out, nil
-}
-
-func micros(t *time.Time) *int64 {
-	if t == nil {
-		return nil
-	}
-	us := t.UnixMicro()
-	return &us
 }
 
 func fromMicros(us *int64) *time.Time {

@@ -179,7 +179,6 @@ func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
 // too; this is what the live consumer writes when the two events come in separate batches (a
 // live payment's events are minutes apart), the only case where the answer depends on batching.
 func paymentRow(facts []domain.Fact) ([]any, error) {
-	facts = domain.SortFacts(facts)
 	blob, err := EncodeFacts(facts)
 	if err != nil {
 		return nil, err

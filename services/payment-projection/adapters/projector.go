@@ -66,9 +66,8 @@ func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.
 	folded := make([]domain.Payment, len(keys))
 	blobs := make([][]byte, len(keys))
 	for i, k := range keys {
-		fs := domain.SortFacts(all[k])
-		folded[i] = domain.Fold(fs)
-		if blobs[i], err = EncodeFacts(fs); err != nil {
+		folded[i] = domain.Fold(all[k])
+		if blobs[i], err = EncodeFacts(all[k]); err != nil {
 			return err
 		}
 	}
