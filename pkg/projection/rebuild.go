@@ -468,8 +468,8 @@ func lockLive(ctx context.Context, tx pgx.Tx, d Definition) error {
 }
 
 // swap replaces the live tables by the shadow ones: foreign keys between the live tables and
-// from other tables are re-created on the new tables, owned sequences are handed over, and the
-// old tables are dropped.
+// from other tables are re-created on the new tables, owned sequences are handed over, the
+// old tables are dropped, and the new ones' extended statistics join them in the live schema.
 func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 	type fk struct{ table, name, def string }
 	var fks []fk
@@ -530,6 +530,23 @@ func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 	for _, t := range d.Tables {
 		if _, err := tx.Exec(ctx, `ALTER TABLE `+sh+`.`+pgx.Identifier{t}.Sanitize()+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
 			return err
+		}
+	}
+	// The extended statistics of the shadow tables, created in the shadow schema under the live
+	// names (whose objects went with the live tables), follow them: a statistics object stays
+	// in its schema when its table moves, and the shadow schema is dropped after the swap.
+	rows, err = tx.Query(ctx, `SELECT quote_ident(stxname) FROM pg_statistic_ext
+        WHERE stxnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1) ORDER BY oid`, shadow)
+	if err != nil {
+		return err
+	}
+	stats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, st := range stats {
+		if _, err := tx.Exec(ctx, `ALTER STATISTICS `+sh+`.`+st+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+			return fmt.Errorf("moving statistics %s: %w", st, err)
 		}
 	}
 	for _, f := range fks {

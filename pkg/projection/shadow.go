@@ -26,12 +26,12 @@ type shadowIndex struct {
 }
 
 // createShadow creates the shadow schema with an empty copy of each live table (columns,
-// defaults, generated columns, check constraints, storage) but without its indexes, and returns
-// the indexes still to be built. Filling a table and then building its indexes sorts each index
-// once instead of inserting every row into every index as it arrives (random inserts into a
-// uuid primary key being the worst). Indexes that the build needs are created at once: the
-// unique ones, which the projectors' ON CONFLICT clauses rely on, unless bulk (a BulkLoader
-// writes empty tables without looking anything up).
+// defaults, generated columns, check constraints, storage, extended statistics) but without
+// its indexes, and returns the indexes still to be built. Filling a table and then building
+// its indexes sorts each index once instead of inserting every row into every index as it
+// arrives (random inserts into a uuid primary key being the worst). Indexes that the build
+// needs are created at once: the unique ones, which the projectors' ON CONFLICT clauses rely
+// on, unless bulk (a BulkLoader writes empty tables without looking anything up).
 func createShadow(ctx context.Context, db *pgxpool.Pool, d Definition, shadow string, bulk bool) ([]shadowIndex, error) {
 	var deferred []shadowIndex
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
@@ -44,8 +44,17 @@ func createShadow(ctx context.Context, db *pgxpool.Pool, d Definition, shadow st
 		for _, t := range d.Tables {
 			live := pgx.Identifier{d.Schema, t}.Sanitize()
 			if _, err := tx.Exec(ctx, `CREATE TABLE `+shadow+`.`+pgx.Identifier{t}.Sanitize()+
-				` (LIKE `+live+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+				` (LIKE `+live+` INCLUDING ALL EXCLUDING INDEXES EXCLUDING STATISTICS)`); err != nil {
 				return fmt.Errorf("creating the shadow of %s: %w", live, err)
+			}
+		}
+		stats, err := liveStatistics(ctx, tx, d, shadow)
+		if err != nil {
+			return err
+		}
+		for _, ddl := range stats {
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return fmt.Errorf("creating the statistics of the shadow tables (%s): %w", ddl, err)
 			}
 		}
 		ixs, err := liveIndexes(ctx, tx, d, shadow)
@@ -63,6 +72,46 @@ func createShadow(ctx context.Context, db *pgxpool.Pool, d Definition, shadow st
 		return createIndexes(ctx, tx, now)
 	})
 	return deferred, err
+}
+
+// liveStatistics returns the DDL that creates the extended statistics objects of d's live
+// tables on the shadow tables, under the same names in the shadow schema; the swap moves them
+// to the live schema with their tables. (LIKE … INCLUDING STATISTICS would name them afresh in
+// the shadow schema, and dropping that schema after the swap would drop them: the rebuilt
+// tables would lose them.)
+func liveStatistics(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([]string, error) {
+	var out []string
+	for _, t := range d.Tables {
+		target := shadow + "." + pgx.Identifier{t}.Sanitize()
+		// The kinds are listed unless the object has all of them (or none: one expression),
+		// as CREATE STATISTICS reads them; the columns and expressions as PostgreSQL prints them.
+		rows, err := tx.Query(ctx, `SELECT quote_ident(s.stxname),
+                CASE WHEN cardinality(k.kinds) IN (0, 3) THEN '' ELSE ' (' || array_to_string(k.kinds, ', ') || ')' END,
+                pg_get_statisticsobjdef_columns(s.oid), coalesce(s.stxstattarget::int, -1)
+            FROM pg_statistic_ext s,
+                LATERAL (SELECT coalesce(array_agg(CASE c WHEN 'd' THEN 'ndistinct' WHEN 'f' THEN 'dependencies'
+                            ELSE 'mcv' END ORDER BY c), '{}') AS kinds
+                        FROM unnest(s.stxkind) c WHERE c IN ('d', 'f', 'm')) k
+            WHERE s.stxrelid = $1::regclass
+            ORDER BY s.oid`, pgx.Identifier{d.Schema, t}.Sanitize())
+		if err != nil {
+			return nil, fmt.Errorf("reading the statistics of %s: %w", t, err)
+		}
+		var (
+			name, kinds, columns string
+			statTarget           int
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&name, &kinds, &columns, &statTarget}, func() error {
+			out = append(out, `CREATE STATISTICS `+shadow+`.`+name+kinds+` ON `+columns+` FROM `+target)
+			if statTarget >= 0 {
+				out = append(out, fmt.Sprintf(`ALTER STATISTICS %s.%s SET STATISTICS %d`, shadow, name, statTarget))
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("reading the statistics of %s: %w", t, err)
+		}
+	}
+	return out, nil
 }
 
 // liveIndexes returns the DDL of every index of d's live tables, retargeted at the shadow

@@ -127,3 +127,89 @@ func (a applyOnly) Name() string { return a.p.Name() }
 func (a applyOnly) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
 	return a.p.Apply(ctx, tx, ev)
 }
+
+// statisticsDefs lists the extended statistics objects of test_constrained (schema-qualified
+// name, definition, statistics target) and its generated columns.
+func statisticsDefs(t *testing.T, db *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `
+        SELECT s.stxnamespace::regnamespace::text || '.' || s.stxname || ': ' || pg_get_statisticsobjdef(s.oid) ||
+            ' target ' || coalesce(s.stxstattarget::int, -1)
+        FROM pg_statistic_ext s WHERE s.stxrelid = $1::regclass
+        UNION ALL
+        SELECT a.attname || ' GENERATED ' || pg_get_expr(d.adbin, d.adrelid)
+        FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = $1::regclass AND a.attgenerated = 's'
+        ORDER BY 1`, schema+".test_constrained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return defs
+}
+
+// A rebuild keeps a table's extended statistics objects (multi-column with one or two chosen
+// kinds, with all kinds and a statistics target, on an expression) under their names in the live schema,
+// and its generated columns generated: the projector's COPY leaves them out and the rebuilt
+// rows get them computed, and rows written after the swap too.
+func TestRebuildKeepsStatisticsAndGeneratedColumns(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, `CREATE TABLE test_constrained (
+            payment_id text PRIMARY KEY,
+            amount     text NOT NULL,
+            pos        bigint NOT NULL,
+            payment_no bigint GENERATED ALWAYS AS (hashtextextended(payment_id, 0)) STORED
+        );
+        CREATE STATISTICS test_constrained_no_stats (dependencies) ON payment_no, payment_id FROM test_constrained;
+        CREATE STATISTICS test_constrained_pos_stats ON amount, pos FROM test_constrained;
+        ALTER STATISTICS test_constrained_pos_stats SET STATISTICS 500;
+        CREATE STATISTICS test_constrained_two_stats (ndistinct, mcv) ON amount, payment_id FROM test_constrained;
+        CREATE STATISTICS test_constrained_expr_stats ON (lower(amount)) FROM test_constrained`); err != nil {
+		t.Fatal(err)
+	}
+	store := eventstore.New(db)
+	appendPayments(t, store, 0, 40)
+	before := statisticsDefs(t, db)
+	if len(before) != 5 {
+		t.Fatalf("test table has %d statistics objects and generated columns: %v", len(before), before)
+	}
+	bulk := projection.Definition{Projector: constrainedProjector{}, Schema: schema, Tables: []string{"test_constrained"},
+		Source: projection.StoreSource{Store: store}}
+	plain := bulk
+	plain.Projector = applyOnly{constrainedProjector{}}
+	for _, c := range []struct {
+		name string
+		def  projection.Definition
+	}{{"bulk", bulk}, {"plain", plain}, {"bulk again", bulk}} {
+		if res, err := projection.Rebuild(ctx, db, c.def, projection.RebuildOptions{BatchSize: 7}); err != nil || res.Events != 40 {
+			t.Fatalf("%s: rebuild: %+v %v", c.name, res, err)
+		}
+		if after := statisticsDefs(t, db); !slices.Equal(before, after) {
+			t.Errorf("%s: after the rebuild:\n%v\nbefore:\n%v", c.name, after, before)
+		}
+		if diffs, _, err := projection.Verify(ctx, db, c.def, projection.RebuildOptions{BatchSize: 7}); err != nil || len(diffs) != 0 {
+			t.Fatalf("%s: verify: %v %+v", c.name, err, diffs)
+		}
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO test_constrained (payment_id, amount, pos) VALUES ('late', '1.00', 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM test_constrained WHERE payment_no = hashtextextended(payment_id, 0)`).
+		Scan(&n); err != nil || n != 41 {
+		t.Fatalf("%d rows with their generated payment_no, want 41 (%v)", n, err)
+	}
+	// ANALYZE fills the statistics objects the rebuilt table carries.
+	if _, err := db.Exec(ctx, `ANALYZE test_constrained`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_statistic_ext s JOIN pg_statistic_ext_data d ON d.stxoid = s.oid
+        WHERE s.stxrelid = $1::regclass`, schema+".test_constrained").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("%d statistics objects analysed, want 4 (%v)", n, err)
+	}
+}

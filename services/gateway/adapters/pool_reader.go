@@ -45,6 +45,30 @@ func (r *PoolReader) Balance(ctx context.Context, company uuid.UUID, env domain.
 var countColumns = map[string]string{"": "movement_count", "DEPOSIT": "deposit_count", "DEBIT": "debit_count",
 	"CREDIT": "credit_count", "WITHDRAWAL": "withdrawal_count"}
 
+// movementQueries are the page queries per type filter, one static query each so that every
+// one has an index: the unfiltered list walks the unique (pool_id, seq, …) index backwards, and
+// a type's list the partial index (pool_id, seq DESC) WHERE type = '<TYPE>', which the planner
+// uses only when the query names the type as a literal. pool_id, which leads those indexes, is
+// the pool service's key of a pool (the generated column of pool.movements, migration 02003),
+// computed here with the column's expression from the company id ($1) and environment ($2);
+// two pools may share one, so the queries filter on company_id and environment as well.
+var movementQueries = func() map[string]string {
+	out := make(map[string]string, len(countColumns))
+	for typ := range countColumns {
+		filter := ""
+		if typ != "" {
+			filter = ` AND type = '` + typ + `'`
+		}
+		out[typ] = `SELECT id, type, amount, balance_before, balance_after, status, tx_hash,
+            description, payment_id, payment_amount, merchant_name, created_at, confirmed_at
+        FROM pool.movements
+        WHERE pool_id = hashtextextended($1::text || '/' || $2::text, 0) AND company_id = $1 AND environment = $2` +
+			filter + `
+        ORDER BY seq DESC LIMIT $3 OFFSET $4`
+	}
+	return out
+}()
+
 // Transactions returns a page of the pool's movements, newest first, with the number of
 // movements matching the filter. The total is a counter kept on the pool's balances row in the
 // append transaction (one row read, whatever the size of the pool); page and total are read
@@ -79,10 +103,7 @@ func (r *PoolReader) Transactions(ctx context.Context, company uuid.UUID, env do
 }
 
 func readMovements(ctx context.Context, tx pgx.Tx, company, env string, f domain.PoolTransactionFilter) ([]domain.PoolTransaction, error) {
-	rows, err := tx.Query(ctx, `SELECT id, type, amount, balance_before, balance_after, status, tx_hash,
-            description, payment_id, payment_amount, merchant_name, created_at, confirmed_at
-        FROM pool.movements WHERE company_id = $1 AND environment = $2 AND ($3 = '' OR type = $3)
-        ORDER BY seq DESC LIMIT $4 OFFSET $5`, company, env, f.Type, f.Limit, f.Offset)
+	rows, err := tx.Query(ctx, movementQueries[f.Type], company, env, f.Limit, f.Offset)
 	if err != nil {
 		return nil, err
 	}

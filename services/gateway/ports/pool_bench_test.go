@@ -43,10 +43,11 @@ func BenchmarkPoolReads(b *testing.B) {
 	db := testkit.NewPool(b, dsn, "pool")
 	for _, sql := range []string{
 		`INSERT INTO movements (id, company_id, environment, seq, type, amount, balance_before, balance_after,
-            status, tx_hash, description, payment_id, payment_amount, merchant_id, merchant_name, created_at, confirmed_at)
+            status, tx_hash, description, payment_id, payment_amount, merchant_id, merchant_name, created_at, confirmed_at,
+            key)
          SELECT gen_random_uuid(), $1, 'test', n, 'DEBIT', -1000000, 2000000000000 - (n - 1) * 1000000,
             2000000000000 - n * 1000000, 'CONFIRMED', '0xhash' || n, 'Payment p-' || n || ' to Corner Cafe',
-            'p-' || n, 1000000, 'm-1', 'Corner Cafe', now(), now()
+            'p-' || n, 1000000, 'm-1', 'Corner Cafe', now(), now(), 'debit:p-' || n
          FROM generate_series(1::bigint, 1000000::bigint) AS n`,
 		`INSERT INTO balances (company_id, environment, balance, low_threshold, version, movement_count, debit_count)
          VALUES ($1, 'test', 1000000000000, 100000000, 1000000, 1000000, 1000000)`,

@@ -145,6 +145,13 @@ func TestPoolFactsThroughGateway(t *testing.T) {
 			t.Fatalf("transaction %d (%s): payment %+v", i, got.Type, got.Payment)
 		}
 	}
+	// Each type filter lists its type's movement alone.
+	for _, w := range wantRows {
+		if l := s.list(sk, "?type="+w.typ); l.Pagination.Total != 1 || len(l.Transactions) != 1 ||
+			l.Transactions[0].Type != w.typ || l.Transactions[0].Amount != w.amount {
+			t.Fatalf("?type=%s: %+v", w.typ, l)
+		}
+	}
 	if p := l.Transactions[2].Payment; p.PaymentID != "pay-1" || p.Amount != "25.00" || p.MerchantName != "Corner Cafe" {
 		t.Fatalf("debit payment reference %+v", p)
 	}

@@ -76,13 +76,19 @@ func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (BalanceVi
 		domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: auto}), nil
 }
 
+// poolIDOf12 is the pool_id of the pool whose company id is $1 and environment $2: the
+// expression of the generated column movements.pool_id (migration 02003), which leads the
+// indexes of movements. Queries filter on it and on company_id and environment (two pools
+// may share a pool_id).
+const poolIDOf12 = `hashtextextended($1::text || '/' || $2::text, 0)`
+
 const transactionColumns = `id, seq, type, amount, balance_before, balance_after, status, tx_hash, description,
     payment_id, payment_amount, merchant_name, created_at, confirmed_at`
 
 // Transactions reads every movement of a pool in chain order (oldest first).
 func Transactions(ctx context.Context, q eventstore.Querier, id domain.ID) ([]TransactionView, error) {
 	rows, err := q.Query(ctx, `SELECT `+transactionColumns+` FROM movements
-        WHERE company_id = $1 AND environment = $2 ORDER BY seq`, id.CompanyID, id.Environment)
+        WHERE pool_id = `+poolIDOf12+` AND company_id = $1 AND environment = $2 ORDER BY seq`, id.CompanyID, id.Environment)
 	if err != nil {
 		return nil, fmt.Errorf("reading movements of %s: %w", id.StreamID(), err)
 	}
@@ -92,7 +98,8 @@ func Transactions(ctx context.Context, q eventstore.Querier, id domain.ID) ([]Tr
 // Transaction reads one movement of a pool.
 func Transaction(ctx context.Context, q eventstore.Querier, id domain.ID, movementID uuid.UUID) (TransactionView, error) {
 	rows, err := q.Query(ctx, `SELECT `+transactionColumns+` FROM movements
-        WHERE company_id = $1 AND environment = $2 AND id = $3`, id.CompanyID, id.Environment, movementID)
+        WHERE pool_id = `+poolIDOf12+` AND company_id = $1 AND environment = $2 AND id = $3`,
+		id.CompanyID, id.Environment, movementID)
 	if err != nil {
 		return TransactionView{}, fmt.Errorf("reading movement %s: %w", movementID, err)
 	}

@@ -192,7 +192,8 @@ func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts
 	// once it is large (seconds per batch on a hot pool), whereas a plan made now sees the
 	// table's current size and looks the keys up in the unique index.
 	rows, err := tx.Query(ctx, `SELECT key, id FROM movements
-        WHERE company_id = $1 AND environment = $2 AND key = ANY($3::text[])`, pgx.QueryExecModeExec,
+        WHERE pool_id = `+poolIDOf12+` AND company_id = $1 AND environment = $2 AND key = ANY($3::text[])`,
+		pgx.QueryExecModeExec,
 		id.CompanyID, id.Environment, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading movement keys: %w", err)
