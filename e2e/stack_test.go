@@ -70,36 +70,11 @@ func buildServices(dir string) error {
 	return nil
 }
 
-// startNATS runs a JetStream-enabled nats-server process on a free port until the test ends.
+// startNATS runs a JetStream-enabled nats-server process (the one buildServices built) on a
+// free port until the test ends.
 func startNATS(t testing.TB) string {
 	t.Helper()
-	port := testkit.FreePorts(t, 1)
-	cmd := exec.Command(filepath.Join(binDir, "nats-server"), "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js",
-		"-sd", t.TempDir())
-	cmd.SysProcAttr = childProcAttr()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		nc, err := nats.Connect(url)
-		if err != nil {
-			return err
-		}
-		nc.Close()
-		return nil
-	})
+	url, _ := testkit.RunNATSServer(t, filepath.Join(binDir, "nats-server"))
 	return url
 }
 

@@ -32,6 +32,14 @@ func NATSProcess(tb testing.TB) (string, int) {
 	if b, err := build.CombinedOutput(); err != nil {
 		tb.Fatalf("building nats-server: %v: %s", err, b)
 	}
+	return RunNATSServer(tb, bin)
+}
+
+// RunNATSServer runs the nats-server binary bin with JetStream on a free loopback port, its
+// store in a temporary directory, until the test ends (the kernel stops it should the test
+// process die first), and returns its client URL and process id once it accepts connections.
+func RunNATSServer(tb testing.TB, bin string) (string, int) {
+	tb.Helper()
 	port := FreePorts(tb, 1)
 	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", tb.TempDir())
 	cmd.SysProcAttr = childProcAttr()
