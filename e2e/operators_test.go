@@ -26,6 +26,7 @@ import (
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
 	"github.com/payplat/platform/services/ctl/commands"
+	"github.com/payplat/platform/services/payment-projection/loadgen"
 )
 
 // The issue-7 proofs, against the real stack: the operator CLI (payplat-ctl) runs in process
@@ -454,6 +455,7 @@ func TestOperatorsRebuildUnderLoadSendsNoWebhookTwice(t *testing.T) {
 	for _, p := range []string{"payments", "pool", "merchants"} {
 		s.verifyClean(p)
 	}
+	checkLoadgenMeasures(t, db, companyID, payments)
 
 	// Expected catalogue events: three per payment, one per deposit, and one low-balance alert
 	// per crossing of the threshold from at or above to below (read from the rebuilt and
@@ -665,4 +667,53 @@ func shortReason(r string) string {
 		return string(rs[:80])
 	}
 	return r
+}
+
+// checkLoadgenMeasures checks the load generator's measuring queries (the ones its benchmarks
+// and `loadgen` wait on) against the read tables the stack filled with n confirmed payments of
+// the company in test: each payment is seen fully projected (payments row, pool DEBIT looked up
+// by pool_id and key, ledger PAYMENT), and the counts are n each.
+func checkLoadgenMeasures(t *testing.T, db *pgxpool.Pool, companyID string, n int64) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.Query(ctx, `SELECT payment_id, merchant_id FROM payments.payments
+        WHERE company_id = $1 AND environment = 'test' AND status = 'CONFIRMED' ORDER BY payment_id`, companyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		ps        []loadgen.Payment
+		merchants = map[string]bool{}
+	)
+	for rows.Next() {
+		p := loadgen.Payment{CompanyID: companyID, Environment: "test"}
+		if err := rows.Scan(&p.PaymentID, &p.MerchantID); err != nil {
+			t.Fatal(err)
+		}
+		ps, merchants[p.MerchantID] = append(ps, p), true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(ps)) != n {
+		t.Fatalf("%d confirmed payments, want %d", len(ps), n)
+	}
+	seen, err := loadgen.Projected(ctx, db, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != len(ps) {
+		t.Fatalf("the load generator sees %d of %d payments fully projected", len(seen), len(ps))
+	}
+	tenant := loadgen.Tenant{CompanyID: companyID, Environment: "test"}
+	for m := range merchants {
+		tenant.Merchants = append(tenant.Merchants, loadgen.Merchant{ID: m})
+	}
+	c, err := loadgen.ReadCounts(ctx, db, []loadgen.Tenant{tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Confirmed != n || c.Debits != n || c.Credits != n {
+		t.Fatalf("the load generator counts %s, want %d of each", c, n)
+	}
 }

@@ -179,11 +179,10 @@ func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
 // too; this is what the live consumer writes when the two events come in separate batches (a
 // live payment's events are minutes apart), the only case where the answer depends on batching.
 func paymentRow(facts []domain.Fact) ([]any, error) {
-	blob, err := EncodeFacts(facts)
+	p, blob, err := foldAndEncode(facts)
 	if err != nil {
 		return nil, err
 	}
-	p := domain.Fold(facts)
 	updated := p.CreatedAt
 	for _, t := range []*time.Time{p.ConfirmedAt, p.ExpiredAt} {
 		if t != nil && t.After(updated) {

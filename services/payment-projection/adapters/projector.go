@@ -21,9 +21,8 @@ const ProjectorName = "payments"
 
 // Projector keeps the payments read table: each event is stored as a fact in its payment's row
 // (column facts) and the row is recomputed from all its facts (domain.Fold), with the row
-// locked first, so that two
-// replicas applying events of the same payment at once serialise on it and neither loses the
-// other's transition.
+// locked first, so that two replicas applying events of the same payment at once serialise on
+// it and neither loses the other's transition.
 type Projector struct {
 	// OpenPayments is the most payments whose facts a rebuild keeps in memory (0: 50,000).
 	OpenPayments int
@@ -66,8 +65,7 @@ func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.
 	folded := make([]domain.Payment, len(keys))
 	blobs := make([][]byte, len(keys))
 	for i, k := range keys {
-		folded[i] = domain.Fold(all[k])
-		if blobs[i], err = EncodeFacts(all[k]); err != nil {
+		if folded[i], blobs[i], err = foldAndEncode(all[k]); err != nil {
 			return err
 		}
 	}

@@ -125,7 +125,12 @@ type Payment struct {
 // facts arrived in, so a payment whose events came late, twice or out of order gets the same
 // row as one whose events came once and in order.
 func Fold(facts []Fact) Payment {
-	sorted := SortFacts(facts)
+	return FoldSorted(SortFacts(facts))
+}
+
+// FoldSorted is Fold of facts already in SortFacts order (at least one), for callers that need
+// the sorted facts too.
+func FoldSorted(sorted []Fact) Payment {
 	p := Payment{Key: sorted[0].Key, CreatedAt: sorted[0].OccurredAt}
 	for _, f := range sorted {
 		p.Status = f.Status
