@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the event contract (proto-events/gen) from proto-events/proto with
-# the buf and protoc-gen-go versions pinned in tools/go.mod. Used by `make generate`.
+# the buf, protoc-gen-go and protoc-gen-go-vtproto versions pinned in tools/go.mod. Used by
+# `make generate`.
 #
 #   scripts/generate.sh                              regenerate proto-events/gen
 #   scripts/generate.sh --out DIR                    generate into DIR/gen instead (used by check-generated.sh)

@@ -1,6 +1,6 @@
-// Module tools pins the developer tools of the repository: buf and protoc-gen-go, used by
-// scripts/generate.sh and scripts/check-generated.sh. It is deliberately not in go.work (its
-// dependencies must not leak into the services); run a tool with
+// Module tools pins the developer tools of the repository: buf, protoc-gen-go and
+// protoc-gen-go-vtproto, used by scripts/generate.sh and scripts/check-generated.sh. It is
+// deliberately not in go.work (its dependencies must not leak into the services); run a tool with
 //   GOWORK=off go -C tools tool buf --version
 // buf v1.75.0 needs a google.golang.org/protobuf pseudo-version newer than v1.36.12; proto-events
 // requires at least that runtime so that the generated code compiles.
@@ -10,6 +10,7 @@ go 1.26.7
 
 tool (
 	github.com/bufbuild/buf/cmd/buf
+	github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto
 	google.golang.org/protobuf/cmd/protoc-gen-go
 )
 
@@ -65,6 +66,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/petermattis/goid v0.0.0-20260918085751-abfca077860b // indirect
+	github.com/planetscale/vtprotobuf v0.6.0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/quic-go/quic-go v0.64.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect

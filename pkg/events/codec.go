@@ -45,6 +45,16 @@ func Marshal(msg proto.Message) ([]byte, error) {
 	return b, nil
 }
 
+// Unmarshal decodes binary protobuf into msg as proto.Unmarshal does (the same input accepted,
+// the same message, msg reset first), with less CPU and fewer allocations for the event types of
+// the contract. data is not kept: the strings of msg share one copy of it, so a string kept keeps
+// the whole copy (the size of the message) in memory. Unlike Decode it neither validates nor
+// wraps its error in ErrUndecodable.
+func Unmarshal(data []byte, msg proto.Message) error {
+	proto.Reset(msg)
+	return unmarshalProtobuf(data, msg, false)
+}
+
 // Decode turns a bus message into its event: the subject names the type, contentType selects
 // protobuf (ContentTypeProtobuf, "application/x-protobuf" or empty) or protojson
 // (ContentTypeJSON, parameters such as charset ignored; unknown fields rejected). The event is
@@ -54,14 +64,31 @@ func Marshal(msg proto.Message) ([]byte, error) {
 // wrapping ErrUndecodable. A decoded event that breaks the contract returns a *ValidationError
 // (wrapping ErrInvalid) together with the message and its spec, so that the caller can log and
 // dead-letter it with context.
+//
+// Decode does not keep data: the caller may reuse it. The strings of a protobuf event share one
+// copy of it, so a string kept keeps the whole copy (the size of the message) in memory.
 func Decode(subject, contentType string, data []byte) (proto.Message, Spec, error) {
+	return decode(subject, contentType, data, false)
+}
+
+// DecodeOwned is Decode for a caller that hands data over: the strings of a protobuf event point
+// into data itself instead of into a copy of it, which saves an allocation and a copy of the
+// message. data must not be modified or reused afterwards, for as long as the event or any string
+// taken from it is in use. A JetStream consumer can hand over the data of a message, since
+// nats.go gives each message a payload of its own; a reader that reuses its buffer (a database
+// row scanned into the same slice) must call Decode.
+func DecodeOwned(subject, contentType string, data []byte) (proto.Message, Spec, error) {
+	return decode(subject, contentType, data, true)
+}
+
+func decode(subject, contentType string, data []byte, owned bool) (proto.Message, Spec, error) {
 	parts, err := ParseSubject(subject)
 	if err != nil {
 		return nil, Spec{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
 	}
 	s, _ := Lookup(parts.Type)
 	msg := s.New()
-	if err := unmarshal(contentType, data, msg); err != nil {
+	if err := unmarshal(contentType, data, msg, owned); err != nil {
 		return nil, s, fmt.Errorf("%w: %s: %w", ErrUndecodable, s.Type, err)
 	}
 	if err := Validate(msg); err != nil {
@@ -73,14 +100,15 @@ func Decode(subject, contentType string, data []byte) (proto.Message, Spec, erro
 	return msg, s, nil
 }
 
-func unmarshal(contentType string, data []byte, msg proto.Message) error {
+// unmarshal decodes data into the new message msg; owned is DecodeOwned's.
+func unmarshal(contentType string, data []byte, msg proto.Message, owned bool) error {
 	mediaType, err := mediaTypeOf(contentType)
 	if err != nil {
 		return err
 	}
 	switch mediaType {
 	case "", ContentTypeProtobuf, contentTypeXProtobuf:
-		return proto.Unmarshal(data, msg)
+		return unmarshalProtobuf(data, msg, owned)
 	case ContentTypeJSON:
 		return protojson.UnmarshalOptions{DiscardUnknown: false}.Unmarshal(data, msg)
 	default:

@@ -1,12 +1,20 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
+
+// decoders are the two entry points that turn a bus message into an event.
+var decoders = map[string]func(subject, contentType string, data []byte) (proto.Message, Spec, error){
+	"Decode":      Decode,
+	"DecodeOwned": DecodeOwned,
+}
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -38,15 +46,17 @@ func TestRoundTrip(t *testing.T) {
 				{"Application/JSON", js},
 			}
 			for _, enc := range encodings {
-				got, spec, err := Decode(subject, enc.contentType, enc.data)
-				if err != nil {
-					t.Fatalf("Decode(%q): %v", enc.contentType, err)
-				}
-				if spec.Type != s.Type {
-					t.Fatalf("Decode(%q) spec %q, want %q", enc.contentType, spec.Type, s.Type)
-				}
-				if !proto.Equal(got, want) {
-					t.Fatalf("Decode(%q) = %v, want %v", enc.contentType, got, want)
+				for name, decode := range decoders {
+					got, spec, err := decode(subject, enc.contentType, bytes.Clone(enc.data))
+					if err != nil {
+						t.Fatalf("%s(%q): %v", name, enc.contentType, err)
+					}
+					if spec.Type != s.Type {
+						t.Fatalf("%s(%q) spec %q, want %q", name, enc.contentType, spec.Type, s.Type)
+					}
+					if !proto.Equal(got, want) {
+						t.Fatalf("%s(%q) = %v, want %v", name, enc.contentType, got, want)
+					}
 				}
 			}
 		})
@@ -75,6 +85,15 @@ func TestDecodeUndecodable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	created, err := Marshal(fixture(TypePaymentCreated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createdSubject := "payment.test." + testCompany + ".created"
+	// proto.Unmarshal rejects a proto3 string that is not UTF-8; the generated decoder would not
+	// (wire.go). A later occurrence of a field overrides the fixture's, a later meta merges.
+	notUTF8 := appendField(created, 2, protowire.BytesType, []byte("pay_\xff01"))
+	metaNotUTF8 := appendField(created, 1, protowire.BytesType, metaField(5, protowire.BytesType, []byte("req-\xc3")))
 	tests := []struct {
 		name        string
 		subject     string
@@ -83,6 +102,10 @@ func TestDecodeUndecodable(t *testing.T) {
 	}{
 		{name: "garbage protobuf", subject: subject, contentType: ContentTypeProtobuf, data: []byte{0xff, 0xff, 0xff, 0xff}},
 		{name: "truncated protobuf", subject: subject, contentType: ContentTypeProtobuf, data: good[:len(good)-3]},
+		{name: "truncated payment.created", subject: createdSubject, contentType: ContentTypeProtobuf, data: created[:len(created)-1]},
+		{name: "payment.created, payment_id not UTF-8", subject: createdSubject, contentType: ContentTypeProtobuf, data: notUTF8},
+		{name: "payment.created, meta.correlation_id not UTF-8", subject: createdSubject, contentType: ContentTypeProtobuf, data: metaNotUTF8},
+		{name: "payment.created, string not UTF-8, no content type", subject: createdSubject, data: notUTF8},
 		{name: "garbage json", subject: subject, contentType: ContentTypeJSON, data: []byte("{not json")},
 		{name: "protobuf sent as json", subject: subject, contentType: ContentTypeJSON, data: good},
 		{name: "unknown json field", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"payment_id":"p","colour":"red"}`)},
@@ -97,14 +120,41 @@ func TestDecodeUndecodable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, _, err := Decode(tt.subject, tt.contentType, tt.data)
-			if !errors.Is(err, ErrUndecodable) {
-				t.Fatalf("Decode = %v, want ErrUndecodable", err)
-			}
-			if errors.Is(err, ErrInvalid) {
-				t.Fatalf("Decode = %v, must not also be ErrInvalid", err)
+			for name, decode := range decoders {
+				_, _, err := decode(tt.subject, tt.contentType, bytes.Clone(tt.data))
+				if !errors.Is(err, ErrUndecodable) {
+					t.Fatalf("%s = %v, want ErrUndecodable", name, err)
+				}
+				if errors.Is(err, ErrInvalid) {
+					t.Fatalf("%s = %v, must not also be ErrInvalid", name, err)
+				}
 			}
 		})
+	}
+}
+
+// An unknown field (one a newer version of the contract added) is no reason to reject an event,
+// and it is kept, as proto.Unmarshal keeps it.
+func TestDecodeKeepsUnknownFields(t *testing.T) {
+	t.Parallel()
+	created, err := Marshal(fixture(TypePaymentCreated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := appendField(nil, 42, protowire.BytesType, []byte("new field"))
+	data := append(bytes.Clone(created), extra...)
+	for name, decode := range decoders {
+		msg, _, err := decode("payment.test."+testCompany+".created", ContentTypeProtobuf, bytes.Clone(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := msg.ProtoReflect().GetUnknown(); !bytes.Equal(got, extra) {
+			t.Fatalf("%s kept unknown fields %x, want %x", name, got, extra)
+		}
+		msg.ProtoReflect().SetUnknown(nil)
+		if !proto.Equal(msg, fixture(TypePaymentCreated)) {
+			t.Fatalf("%s = %v, want the fixture", name, msg)
+		}
 	}
 }
 

@@ -42,3 +42,26 @@ func BenchmarkDecodePayment(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeOwnedPayment is BenchmarkDecodePayment through DecodeOwned.
+func BenchmarkDecodeOwnedPayment(b *testing.B) {
+	for _, typ := range []string{TypePaymentCreated, TypePaymentConfirmed} {
+		b.Run(typ, func(b *testing.B) {
+			msg := fixture(typ)
+			subject, err := SubjectFor(msg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := Marshal(msg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := DecodeOwned(subject, ContentTypeProtobuf, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ require (
 	github.com/oklog/ulid v1.3.1 // indirect
 	github.com/payplat/platform/proto-events v0.0.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/planetscale/vtprotobuf v0.6.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/sony/gobreaker v1.0.0 // indirect
 	golang.org/x/term v0.47.0 // indirect

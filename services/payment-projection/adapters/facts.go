@@ -1,11 +1,12 @@
 package adapters
 
 import (
+	"bytes"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
@@ -99,7 +100,15 @@ func encodeSorted(sorted []domain.Fact) ([]byte, error) {
 		return &times[len(times)-1]
 	}
 	msg := &storev1.PaymentFacts{Facts: make([]*storev1.PaymentFact, len(sorted))}
-	for i, f := range sorted {
+	for i := range sorted {
+		// A pointer, not a copy: the message's event id slices the fact's array, and a copy
+		// would escape to the heap for it.
+		f := &sorted[i]
+		// MarshalVT, unlike proto.Marshal, writes strings that are not UTF-8; refused here so
+		// that every stored row stays readable by proto.Unmarshal.
+		if !validText(f) {
+			return nil, fmt.Errorf("encoding the facts of payment %s: event %s: a string field is not valid UTF-8", keyString(sorted), f.EventID)
+		}
 		m := &msgs[i]
 		m.EventId, m.Status, m.MerchantId, m.MerchantWallet = f.EventID[:], f.Status, f.MerchantID, f.MerchantWallet
 		m.CustomerWallet, m.AmountMicros, m.TxHash = f.CustomerWallet, f.AmountMicros, f.TxHash
@@ -108,8 +117,9 @@ func encodeSorted(sorted []domain.Fact) ([]byte, error) {
 		m.ExpiredAtUs, m.OccurredAtUs = micros(f.ExpiredAt), f.OccurredAt.UnixMicro()
 		msg.Facts[i] = m
 	}
-	// No maps in the message: the encoding is the same every time without Deterministic.
-	b, err := proto.Marshal(msg)
+	// MarshalVT writes the bytes proto.Marshal does (fields in number order, and no maps, so the
+	// same bytes every time; TestEncodeFactsAsProtoMarshal) without reflection.
+	b, err := msg.MarshalVT()
 	if err != nil {
 		return nil, fmt.Errorf("encoding the facts of payment %s: %w", keyString(sorted), err)
 	}
@@ -119,7 +129,9 @@ func encodeSorted(sorted []domain.Fact) ([]byte, error) {
 // DecodeFacts reads the facts of payment k from its payments.facts bytes (none when empty).
 func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 	var msg storev1.PaymentFacts
-	if err := proto.Unmarshal(b, &msg); err != nil {
+	// The strings of the facts share one copy of b (the caller may reuse b) instead of being a
+	// copy each: one allocation instead of one per string.
+	if err := msg.UnmarshalVTUnsafe(bytes.Clone(b)); err != nil {
 		return nil, fmt.Errorf("decoding the facts of payment %s: %w", keyName(k), err)
 	}
 	out := make([]domain.Fact, len(msg.Facts))
@@ -133,8 +145,22 @@ func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 			TxHash: m.GetTxHash(), BlockExplorerURL: m.GetBlockExplorerUrl(), ErrorMessage: m.GetErrorMessage(),
 			CreatedAt: fromMicros(m.CreatedAtUs), ExpiresAt: fromMicros(m.ExpiresAtUs), ConfirmedAt: fromMicros(m.ConfirmedAtUs),
 			ExpiredAt: fromMicros(m.ExpiredAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
+		// The generated decoder does not refuse strings that are not UTF-8 as proto.Unmarshal did.
+		if !validText(&out[i]) {
+			return nil, fmt.Errorf("decoding the facts of payment %s: event %s: a string field is not valid UTF-8", keyName(k), id)
+		}
 	}
 	return out, nil
+}
+
+// validText reports whether the string fields of f are UTF-8, as protobuf requires of them.
+func validText(f *domain.Fact) bool {
+	for _, s := range [...]string{f.Status, f.MerchantID, f.MerchantWallet, f.CustomerWallet, f.TxHash, f.BlockExplorerURL, f.ErrorMessage} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 func fromMicros(us *int64) *time.Time {

@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	storev1 "github.com/payplat/platform/proto-events/gen/payplat/payment_store/v1"
 
 	"github.com/payplat/platform/services/payment-projection/adapters"
 	"github.com/payplat/platform/services/payment-projection/domain"
@@ -61,5 +65,117 @@ func TestFactsRoundTripInOneOrder(t *testing.T) {
 	}
 	if _, err := adapters.DecodeFacts(k, []byte{0x0a, 0x05, 0x01}); err == nil {
 		t.Fatal("truncated bytes decoded")
+	}
+}
+
+// The stored bytes are what proto.Marshal writes (they were, before MarshalVT), so that rows
+// written by either version compare equal and a rebuilt row equals a live one.
+func TestEncodeFactsAsProtoMarshal(t *testing.T) {
+	t.Parallel()
+	deterministic := proto.MarshalOptions{Deterministic: true}
+	us := func(v int64) *int64 { return &v }
+	every := &storev1.PaymentFacts{Facts: []*storev1.PaymentFact{
+		{Status: "CREATED"}, // zero values, written by neither
+		{EventId: bytes.Repeat([]byte{0xab}, 16), Status: "FAILED", MerchantId: "mer_01", MerchantWallet: "0xm",
+			CustomerWallet: "0xc", AmountMicros: -12_500_000, TxHash: "0xt", BlockExplorerUrl: "https://x/tx/0xt",
+			ErrorMessage: "exécution annulée ✗", CreatedAtUs: us(1_790_000_000_000_001), ExpiresAtUs: us(-1),
+			ConfirmedAtUs: us(1), ExpiredAtUs: us(0), OccurredAtUs: 1_790_000_000_500_000},
+	}}
+	want, err := deterministic.Marshal(every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := every.MarshalVT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("MarshalVT\n%x\nproto.Marshal\n%x", got, want)
+	}
+
+	encoded, err := adapters.EncodeFacts(threeFacts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read storev1.PaymentFacts
+	if err := proto.Unmarshal(encoded, &read); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := deterministic.Marshal(&read); err != nil || !bytes.Equal(again, encoded) {
+		t.Fatalf("EncodeFacts wrote\n%x\nproto.Marshal of the same facts\n%x (%v)", encoded, again, err)
+	}
+}
+
+// A string that is not UTF-8 is refused both ways, as proto.Marshal and proto.Unmarshal did
+// (MarshalVT and UnmarshalVT do not check).
+func TestFactsRefuseInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	facts := threeFacts(t)
+	facts[1].ErrorMessage = "reverted \xff"
+	if _, err := adapters.EncodeFacts(facts); err == nil {
+		t.Fatal("EncodeFacts wrote a string that is not UTF-8")
+	}
+	good, err := adapters.EncodeFacts(threeFacts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second facts entry: the 16-byte event id, then field 9 (error_message) not UTF-8.
+	fact := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), make([]byte, 16))
+	fact = protowire.AppendBytes(protowire.AppendTag(fact, 9, protowire.BytesType), []byte("\xc3("))
+	bad := protowire.AppendBytes(protowire.AppendTag(bytes.Clone(good), 1, protowire.BytesType), fact)
+	if _, err := adapters.DecodeFacts(facts[0].Key, bad); err == nil {
+		t.Fatal("DecodeFacts read a string that is not UTF-8")
+	}
+}
+
+// threeFacts is a typical payment's history: created, processing, confirmed.
+func threeFacts(tb testing.TB) []domain.Fact {
+	tb.Helper()
+	k := domain.Key{CompanyID: "3f1c0c9e-5b7a-4a57-9a51-0d6f1e2b7c11", Environment: "live", PaymentID: "pay_01JBX8Z7Q4M2N5P6R7S8T9V0W1"}
+	at := func(s string) *time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return &v
+	}
+	const merchant, wallet, customer = "mer_01JBX8Z7Q4M2N5P6R7S8T9V0W2", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+	const tx = "0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b"
+	return []domain.Fact{
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000001"), Status: domain.StatusCreated, MerchantID: merchant,
+			MerchantWallet: wallet, AmountMicros: 12_500_000, CreatedAt: at("2026-11-01T10:00:00.000001Z"),
+			ExpiresAt: at("2026-11-01T10:15:00Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")},
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000002"), Status: domain.StatusProcessing, MerchantID: merchant,
+			MerchantWallet: wallet, CustomerWallet: customer, AmountMicros: 12_500_000, TxHash: tx, OccurredAt: *at("2026-11-01T10:00:30Z")},
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000003"), Status: domain.StatusConfirmed, MerchantID: merchant,
+			MerchantWallet: wallet, CustomerWallet: customer, AmountMicros: 12_500_000, TxHash: tx,
+			BlockExplorerURL: "https://basescan.org/tx/" + tx, ConfirmedAt: at("2026-11-01T10:01:00.5Z"), OccurredAt: *at("2026-11-01T10:01:00.5Z")},
+	}
+}
+
+// BenchmarkEncodeFacts encodes a typical payment's three facts, as a rebuild does once per payment.
+func BenchmarkEncodeFacts(b *testing.B) {
+	facts := threeFacts(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := adapters.EncodeFacts(facts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeFacts reads back a typical payment's three facts, as the live projection does
+// before it applies an event to a payment it has already seen.
+func BenchmarkDecodeFacts(b *testing.B) {
+	facts := threeFacts(b)
+	data, err := adapters.EncodeFacts(facts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := adapters.DecodeFacts(facts[0].Key, data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
