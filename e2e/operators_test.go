@@ -677,7 +677,8 @@ func checkLoadgenMeasures(t *testing.T, db *pgxpool.Pool, companyID string, n in
 	t.Helper()
 	ctx := context.Background()
 	rows, err := db.Query(ctx, `SELECT payment_id, merchant_id FROM payments.payments
-        WHERE company_id = $1 AND environment = 'test' AND status = 'CONFIRMED' ORDER BY payment_id`, companyID)
+        WHERE tenant_id = hashtextextended($1::text || '/test', 0) AND company_id = $1 AND environment = 'test'
+            AND status = 'CONFIRMED' ORDER BY payment_id`, companyID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,17 +44,37 @@ func NewPayments(db *pgxpool.Pool, nc *nats.Conn) *Payments {
 	return p
 }
 
+// tenantOf12 is the tenant_id of the company whose id is $1 in environment $2: the expression
+// of the generated column payments.tenant_id (migration 3003 of the payment-projection), which
+// leads the indexes of payments. Queries filter on it and on company_id and environment (two
+// tenants may share a tenant_id).
+const tenantOf12 = `hashtextextended($1::text || '/' || $2::text, 0)`
+
+// paymentListQueries are the page queries per status filter, one static query each so that
+// every one has an index: the unfiltered list walks (tenant_id, created_at DESC, payment_id
+// DESC), and a status's list the partial index of the same columns WHERE public_status =
+// '<STATUS>', which the planner uses only when the query names the status as a literal.
+var paymentListQueries = func() map[string]string {
+	out := map[string]string{}
+	for _, status := range []string{"", domain.PaymentPending, domain.PaymentConfirmed, domain.PaymentFailed} {
+		filter := ""
+		if status != "" {
+			filter = ` AND public_status = '` + status + `'`
+		}
+		out[status] = `SELECT ` + paymentColumns + ` FROM payments.payments
+        WHERE tenant_id = ` + tenantOf12 + ` AND company_id = $1 AND environment = $2` + filter + `
+        ORDER BY created_at DESC, payment_id DESC LIMIT $3 OFFSET $4`
+	}
+	return out
+}()
+
 // List returns a page of the company's payments in env, newest first, and whether more follow.
 func (a *Payments) List(ctx context.Context, p domain.Principal, f domain.PaymentFilter) ([]domain.Payment, bool, error) {
-	args := []any{p.CompanyID.String(), string(p.Environment), f.Limit + 1, f.Offset}
-	where := ""
-	if f.Status != "" {
-		where = " AND public_status = $5"
-		args = append(args, f.Status)
+	query, ok := paymentListQueries[f.Status]
+	if !ok {
+		return nil, false, domain.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
 	}
-	rows, err := a.db.Query(ctx, `SELECT `+paymentColumns+` FROM payments.payments
-        WHERE company_id = $1 AND environment = $2`+where+`
-        ORDER BY created_at DESC, payment_id DESC LIMIT $3 OFFSET $4`, args...)
+	rows, err := a.db.Query(ctx, query, p.CompanyID.String(), string(p.Environment), f.Limit+1, f.Offset)
 	if err != nil {
 		return nil, false, fmt.Errorf("listing payments: %w", err)
 	}
@@ -146,7 +166,8 @@ func lockActiveMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merc
 // get reads one payment of the principal, or nil.
 func (a *Payments) get(ctx context.Context, p domain.Principal, paymentID string) (*domain.Payment, error) {
 	rows, err := a.db.Query(ctx, `SELECT `+paymentColumns+` FROM payments.payments
-        WHERE company_id = $1 AND environment = $2 AND payment_id = $3`, p.CompanyID.String(), string(p.Environment), paymentID)
+        WHERE tenant_id = `+tenantOf12+` AND company_id = $1 AND environment = $2 AND payment_id = $3`,
+		p.CompanyID.String(), string(p.Environment), paymentID)
 	if err != nil {
 		return nil, fmt.Errorf("reading payment: %w", err)
 	}

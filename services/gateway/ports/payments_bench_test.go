@@ -87,7 +87,8 @@ func bareListHandler(db *pgxpool.Pool, company string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rows, err := db.Query(r.Context(), `SELECT payment_id, public_status, merchant_id, tx_hash, amount_micros,
                 created_at, expires_at, confirmed_at FROM payments.payments
-            WHERE company_id = $1 AND environment = 'test' ORDER BY created_at DESC, payment_id DESC LIMIT 51`, company)
+            WHERE tenant_id = hashtextextended($1::text || '/test', 0) AND company_id = $1 AND environment = 'test'
+            ORDER BY created_at DESC, payment_id DESC LIMIT 51`, company)
 		if err != nil {
 			http.Error(w, err.Error(), 500)
 			return

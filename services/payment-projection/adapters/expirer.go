@@ -94,7 +94,8 @@ func (x *Expirer) RunOnce(ctx context.Context) (int, error) {
 		}
 		_, err = tx.Exec(ctx, `UPDATE payments p SET expiry_published_at = p.expires_at
             FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id)
-            WHERE p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`, c, e, id)
+            WHERE p.tenant_id = `+tenantOfTC+` AND p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`,
+			c, e, id)
 		n = len(list)
 		return err
 	})

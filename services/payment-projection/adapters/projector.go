@@ -124,15 +124,22 @@ func keyArrays(keys []domain.Key) (companies, envs, ids []string) {
 	return companies, envs, ids
 }
 
+// tenantOfTC is the tenant_id of the payment key t(c, e, id) of an unnest: the expression of the
+// generated column payments.tenant_id (migration 3003), which leads the primary key. The
+// statements join on it and on company_id and environment (two tenants may share a tenant_id).
+const tenantOfTC = `hashtextextended(t.c || '/' || t.e, 0)`
+
 // lockPayments creates the missing rows and locks every row of keys, in key order (so that
 // concurrent appliers cannot deadlock on each other), and returns the facts stored in them (none
 // for the rows it created). It runs under READ COMMITTED: once the lock is held, the row read
-// is the one the previous holder committed.
+// is the one the previous holder committed. The conflict target is the primary key (tenant_id,
+// payment_id, company_id, environment), whose tenant_id PostgreSQL generates before it looks
+// for the conflict.
 func lockPayments(ctx context.Context, tx pgx.Tx, keys []domain.Key) (map[domain.Key][]domain.Fact, error) {
 	c, e, id := keyArrays(keys)
 	rows, err := tx.Query(ctx, `INSERT INTO payments (company_id, environment, payment_id)
         SELECT c, e, id FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, e, id) ORDER BY c, e, id
-        ON CONFLICT (company_id, environment, payment_id) DO UPDATE SET updated_at = payments.updated_at
+        ON CONFLICT (tenant_id, payment_id, company_id, environment) DO UPDATE SET updated_at = payments.updated_at
         RETURNING company_id, environment, payment_id, facts`, c, e, id)
 	if err != nil {
 		return nil, fmt.Errorf("locking payments: %w", err)
@@ -182,7 +189,7 @@ func updatePayments(ctx context.Context, tx pgx.Tx, ps []domain.Payment, facts [
                     $15::timestamptz[], $16::timestamptz[], $17::bytea[])
           AS t(c, e, id, status, has_created, merchant, m_wallet, c_wallet, amount, tx_hash, url, err_msg,
                created, expires, confirmed, expired_at, facts)
-        WHERE p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`,
+        WHERE p.tenant_id = `+tenantOfTC+` AND p.company_id = t.c AND p.environment = t.e AND p.payment_id = t.id`,
 		c, e, id, status, hasCreated, merchant, mWallet, cWallet, amount, txHash, url, errMsg,
 		created, expires, confirmed, expiredAt, facts)
 	if err != nil {

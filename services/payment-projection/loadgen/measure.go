@@ -33,7 +33,8 @@ const countsQuery = `
         WITH t AS (SELECT * FROM unnest($1::text[], $2::text[]) AS t(company_id, environment))
         SELECT
           (SELECT count(*) FROM payments.payments p JOIN t USING (company_id, environment)
-            WHERE p.public_status = 'CONFIRMED'),
+            WHERE p.tenant_id = hashtextextended(t.company_id || '/' || t.environment, 0)
+            AND p.public_status = 'CONFIRMED'),
           (SELECT count(*) FROM pool.movements m JOIN t USING (company_id, environment)
             WHERE m.pool_id = hashtextextended(t.company_id || '/' || t.environment, 0) AND m.type = 'DEBIT'),
           (SELECT count(*) FROM merchant.merchant_ledger l
@@ -258,14 +259,18 @@ func Projected(ctx context.Context, db *pgxpool.Pool, ps []Payment) ([]int, erro
 // projectedQuery returns the ordinal (from 1) of each payment that is fully projected. Each
 // check is a scalar subquery on a primary or unique key, which the planner runs per payment as
 // an index lookup: written as EXISTS, the semi-joins it plans on freshly loaded tables (no
-// statistics yet) scanned whole tables and took 250 ms per poll. A pool movement is found by
-// its pool's key, pool_id (the generated column of pool.movements, migration 02003: its
-// expression here), which leads the pool's unique index on the idempotency key.
+// statistics yet) scanned whole tables and took 250 ms per poll. A payment is found by its
+// tenant's key, tenant_id (the generated column of payments.payments, migration 3003: its
+// expression here), which leads the primary key; a pool movement by its pool's key, pool_id
+// (the generated column of pool.movements, migration 02003), which leads the pool's unique
+// index on the idempotency key.
 const projectedQuery = `
         SELECT k.i FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY
             AS k(company_id, environment, merchant_id, payment_id, i)
-        WHERE (SELECT p.status FROM payments.payments p WHERE p.company_id = k.company_id
-                AND p.environment = k.environment AND p.payment_id = k.payment_id) = 'CONFIRMED'
+        WHERE (SELECT p.status FROM payments.payments p
+                WHERE p.tenant_id = hashtextextended(k.company_id || '/' || k.environment, 0)
+                AND p.payment_id = k.payment_id
+                AND p.company_id = k.company_id AND p.environment = k.environment) = 'CONFIRMED'
           AND (SELECT m.type FROM pool.movements m
                 WHERE m.pool_id = hashtextextended(k.company_id || '/' || k.environment, 0)
                 AND m.key = 'debit:' || k.payment_id
