@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
@@ -77,7 +76,7 @@ func (r *storeReader) decode(rec *eventstore.RawRecord) (Event, error) {
 	}
 	msg := spec.New()
 	// Unmarshal copies what it keeps out of the buffer, which the next row reuses.
-	if err := proto.Unmarshal(rec.Payload, msg); err != nil {
+	if err := events.Unmarshal(rec.Payload, msg); err != nil {
 		return Event{}, fmt.Errorf("event %s at %s: %w", rec.ID, rec.Position, err)
 	}
 	return Event{ID: rec.ID, Type: spec.Type, Subject: r.names.get(rec.Subject), Msg: msg, OccurredAt: rec.OccurredAt,
@@ -208,18 +207,17 @@ func (s StreamSource) Count(ctx context.Context) (int64, error) {
 	return int64(info.State.Msgs), nil
 }
 
-// Open creates an ordered consumer from the stream's first message.
+// Open starts reading the stream from its first message.
 func (s StreamSource) Open(ctx context.Context) (SourceReader, error) {
 	end, err := s.lastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cons, err := s.JS.OrderedConsumer(ctx, s.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: s.Subjects, DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return nil, fmt.Errorf("reading stream %s: %w", s.Stream, err)
+	r := &streamReader{src: s, end: end}
+	if err := r.openConsumer(ctx); err != nil {
+		return nil, err
 	}
-	return &streamReader{src: s, cons: cons, end: end}, nil
+	return r, nil
 }
 
 func (s StreamSource) lastSeq(ctx context.Context) (uint64, error) {
@@ -234,23 +232,140 @@ func (s StreamSource) lastSeq(ctx context.Context) (uint64, error) {
 	return info.State.LastSeq, nil
 }
 
+// streamReader reads the stream with an ordered consumer (no durable state on the server; it
+// recreates its consumer after any gap). The bulk of the stream, up to its last message when
+// opened, streams through one pull iterator that keeps about a batch of messages in flight;
+// the tail read inside the swap is fetched by a new ordered consumer starting after the last
+// message read (an ordered consumer that has iterated cannot fetch).
 type streamReader struct {
 	src  StreamSource
 	cons jetstream.Consumer
-	end  uint64  // the stream's last sequence when opened
-	seen uint64  // the last sequence read
-	tail []Event // events read by Finish, kept to be applied again if the swap is retried
+	it   jetstream.MessagesContext // the bulk read's iterator, until it reaches end
+	end  uint64                    // the stream's last sequence when opened
+	seen uint64                    // the last sequence read
+	tail []Event                   // events read by Finish, kept to be applied again if the swap is retried
+	// fetching is set once cons is the consumer Finish fetches with.
+	fetching bool
 }
+
+// openConsumer (re)creates the reader's ordered consumer, starting after the last message
+// read, and deletes the previous one.
+func (r *streamReader) openConsumer(ctx context.Context) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: r.src.Subjects, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if r.seen > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.seen+1
+	}
+	cons, err := r.src.JS.OrderedConsumer(ctx, r.src.Stream, cfg)
+	if err != nil {
+		return fmt.Errorf("reading stream %s: %w", r.src.Stream, err)
+	}
+	r.stopIterating()
+	r.deleteConsumer()
+	r.cons = cons
+	return nil
+}
+
+// readWait is how long the reader waits for a message before asking the server whether any
+// is left for it.
+const readWait = 2 * time.Second
 
 func (r *streamReader) Next(ctx context.Context, max int) ([]Event, error) {
 	if r.seen >= r.end {
+		r.stopIterating()
 		return nil, nil
 	}
-	return r.fetch(ctx, max, r.end)
+	if r.it == nil {
+		it, err := r.cons.Messages(jetstream.PullMaxMessages(max))
+		if err != nil {
+			return nil, fmt.Errorf("reading stream %s: %w", r.src.Stream, err)
+		}
+		r.it = it
+	}
+	out := make([]Event, 0, max)
+	for r.seen < r.end && len(out) < max {
+		n := len(out)
+		var err error
+		if out, err = r.iterate(ctx, out, max); err != nil {
+			return nil, err
+		}
+		if len(out) > n {
+			break // a batch, or the part of it that came within readWait
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := r.noneLeft(ctx, r.end); err != nil {
+			return nil, err
+		}
+	}
+	if r.seen >= r.end {
+		// Nothing runs in the background while the rebuild indexes.
+		r.stopIterating()
+	}
+	return out, nil
 }
 
-// fetch reads up to max messages, stopping once the sequence until is reached.
+// iterate appends to out the events of the messages that come within readWait, until out
+// holds max or the stream's end is read. It waits with one deadline, not a timer per message
+// (NextMaxWait makes one per call).
+func (r *streamReader) iterate(ctx context.Context, out []Event, max int) ([]Event, error) {
+	wait, cancel := context.WithTimeout(ctx, readWait)
+	defer cancel()
+	for r.seen < r.end && len(out) < max {
+		m, err := r.it.Next(jetstream.NextContext(wait))
+		if err != nil && wait.Err() != nil {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading stream %s: %w", r.src.Stream, err)
+		}
+		if ev, ok := r.take(m); ok {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// take records m as read and returns its event, or false for a message the live consumer
+// dead-lettered (it is not part of the projection).
+func (r *streamReader) take(m jetstream.Msg) (Event, bool) {
+	seq, err := streamSeq(m)
+	if err != nil {
+		return Event{}, false
+	}
+	r.seen = seq
+	ev, err := decodeAt(m, seq)
+	return ev, err == nil
+}
+
+// noneLeft is called when nothing came for a while: when nothing matching the filter is left
+// either, the messages up to until are not ours.
+func (r *streamReader) noneLeft(ctx context.Context, until uint64) error {
+	pending, err := r.pending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending == 0 {
+		r.seen = max(r.seen, until)
+	}
+	return nil
+}
+
+func (r *streamReader) stopIterating() {
+	if r.it != nil {
+		r.it.Stop()
+		r.it = nil
+	}
+}
+
+// fetch reads up to max messages with Fetch, stopping once the sequence until is reached.
 func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Event, error) {
+	if !r.fetching {
+		if err := r.openConsumer(ctx); err != nil {
+			return nil, err
+		}
+		r.fetching = true
+	}
 	var out []Event
 	for r.seen < until && len(out) < max {
 		// Ask for no more than the sequences left up to until: the fetch then returns as soon
@@ -260,23 +375,16 @@ func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Even
 		if left := until - r.seen; left < uint64(n) {
 			n = int(left)
 		}
-		batch, err := r.cons.Fetch(n, jetstream.FetchMaxWait(2*time.Second))
+		batch, err := r.cons.Fetch(n, jetstream.FetchMaxWait(readWait))
 		if err != nil {
 			return nil, err
 		}
 		got := 0
 		for m := range batch.Messages() {
 			got++
-			md, err := m.Metadata()
-			if err != nil {
-				return nil, err
+			if ev, ok := r.take(m); ok {
+				out = append(out, ev)
 			}
-			r.seen = md.Sequence.Stream
-			ev, err := decodeMsg(m)
-			if err != nil {
-				continue // dead-lettered by the live consumer: not part of the projection
-			}
-			out = append(out, ev)
 		}
 		if err := batch.Error(); err != nil && !bus.IsFetchTimeout(err) {
 			return nil, err
@@ -285,14 +393,8 @@ func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Even
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			// Nothing came: when nothing matching the filter is left either, the messages up
-			// to until are not ours.
-			pending, err := r.pending(ctx)
-			if err != nil {
+			if err := r.noneLeft(ctx, until); err != nil {
 				return nil, err
-			}
-			if pending == 0 {
-				r.seen = until
 			}
 		}
 	}
@@ -347,7 +449,16 @@ func (r *streamReader) Finish(ctx context.Context, tx pgx.Tx, projection string,
 // Close deletes the ordered consumer on the server: left there, it would linger for its
 // inactive threshold and show in `streams` as a consumer with pending messages.
 func (r *streamReader) Close() {
+	r.stopIterating()
+	r.deleteConsumer()
+}
+
+func (r *streamReader) deleteConsumer() {
+	if r.cons == nil {
+		return
+	}
 	info := r.cons.CachedInfo()
+	r.cons = nil
 	if info == nil {
 		return
 	}

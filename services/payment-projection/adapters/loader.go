@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,20 +37,79 @@ type factLoader struct {
 	open    map[domain.Key]*openPayment
 	// lru lists the payments by last fact, oldest first from head; an entry whose payment has
 	// had a fact since is stale.
-	lru     []lruEntry
-	head    int
-	seq     uint64
-	evicted bool // a row was written before the end: Finish looks for payments with two
+	lru  []lruEntry
+	head int
+	seq  uint64
+	// written remembers the payments whose row was written before the end; a fact of one of
+	// them (reopened) means a payment with two rows, which Finish then looks for.
+	written  writtenSet
+	reopened bool
 }
 
 type openPayment struct {
+	key   domain.Key
 	facts []domain.Fact
 	last  uint64
 }
 
 type lruEntry struct {
-	key domain.Key
+	p   *openPayment
 	seq uint64
+}
+
+// writtenSet is a blocked Bloom filter of payment keys: a bounded 16 MiB whatever the number of
+// payments, no false negatives, and one cache line read per lookup (the key's four bits are in
+// one 512-bit block). At a million payments written it answers yes wrongly about once in a
+// million lookups (at ten million, once in a few hundred). A false positive costs Finish a scan
+// of the table it would otherwise skip, never a wrong row.
+type writtenSet struct {
+	seed   maphash.Seed
+	blocks [][8]uint64
+}
+
+const writtenBlocks = 1 << 18 // of 512 bits: 16 MiB
+
+// bits returns the key's block and the four bits it sets there.
+func (w *writtenSet) bits(k domain.Key) (*[8]uint64, [4]uint16) {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	h.WriteString(k.CompanyID)
+	h.WriteByte(0)
+	h.WriteString(k.Environment)
+	h.WriteByte(0)
+	h.WriteString(k.PaymentID)
+	sum := h.Sum64()
+	block := &w.blocks[sum&(writtenBlocks-1)]
+	sum >>= 18
+	var bits [4]uint16
+	for i := range bits {
+		bits[i] = uint16(sum & 511)
+		sum >>= 9
+	}
+	return block, bits
+}
+
+func (w *writtenSet) add(k domain.Key) {
+	if w.blocks == nil {
+		w.seed, w.blocks = maphash.MakeSeed(), make([][8]uint64, writtenBlocks)
+	}
+	block, bits := w.bits(k)
+	for _, b := range bits {
+		block[b/64] |= 1 << (b % 64)
+	}
+}
+
+func (w *writtenSet) mayHave(k domain.Key) bool {
+	if w.blocks == nil {
+		return false
+	}
+	block, bits := w.bits(k)
+	for _, b := range bits {
+		if block[b/64]&(1<<(b%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Load implements projection.BulkLoader. An event refused as permanent fails it before any
@@ -67,24 +127,25 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 		l.seq++
 		p := l.open[f.Key]
 		if p == nil {
-			p = &openPayment{}
+			// Most payments have three facts or fewer: one allocation for them.
+			p = &openPayment{key: f.Key, facts: make([]domain.Fact, 0, 4)}
 			l.open[f.Key] = p
+			if !l.reopened && l.written.mayHave(f.Key) {
+				l.reopened = true
+			}
 		}
 		p.facts, p.last = append(p.facts, f), l.seq
-		l.lru = append(l.lru, lruEntry{key: f.Key, seq: l.seq})
+		l.lru = append(l.lru, lruEntry{p: p, seq: l.seq})
 	}
-	var rows [][]any
+	var rows [][]domain.Fact
 	for len(l.open) > l.maxOpen {
 		e := l.lru[l.head]
 		l.head++
-		if p := l.open[e.key]; p != nil && p.last == e.seq {
-			row, err := paymentRow(p.facts)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, row)
-			delete(l.open, e.key)
-			l.evicted = true
+		if p := e.p; p.last == e.seq {
+			rows = append(rows, p.facts)
+			delete(l.open, p.key)
+			l.written.add(p.key)
+			p.facts = nil // stale lru entries may still point to p
 		}
 	}
 	if l.head > len(l.lru)/2 {
@@ -96,19 +157,15 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 // Finish implements projection.BulkLoader: it writes the payments still in memory, then folds
 // again those that got a fact after their row was written.
 func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
-	rows := make([][]any, 0, len(l.open))
+	rows := make([][]domain.Fact, 0, len(l.open))
 	for _, p := range l.open {
-		row, err := paymentRow(p.facts)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, row)
+		rows = append(rows, p.facts)
 	}
 	if err := copyPayments(ctx, tx, rows); err != nil {
 		return err
 	}
-	l.open, l.lru = nil, nil
-	if !l.evicted {
+	l.open, l.lru, l.written = nil, nil, writtenSet{}
+	if !l.reopened {
 		return nil
 	}
 	for {
@@ -116,13 +173,9 @@ func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
 		if err != nil || len(split) == 0 {
 			return err
 		}
-		rows := make([][]any, 0, len(split))
+		rows := make([][]domain.Fact, 0, len(split))
 		for _, facts := range split {
-			row, err := paymentRow(facts)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, row)
+			rows = append(rows, facts)
 		}
 		if err := copyPayments(ctx, tx, rows); err != nil {
 			return err
@@ -162,11 +215,15 @@ var paymentColumns = []string{"company_id", "environment", "payment_id", "status
 	"merchant_wallet", "customer_wallet", "amount_micros", "tx_hash", "block_explorer_url", "error_message",
 	"created_at", "expires_at", "confirmed_at", "expired_at", "updated_at", "expiry_published_at", "facts"}
 
-func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
-	if len(rows) == 0 {
+// copyPayments writes the rows of payments with these facts (one []domain.Fact per payment),
+// folding each when COPY asks for it: pgx builds the rows in a goroutine of its own while the
+// connection sends the ones before, so the folding overlaps with the sending and the server's
+// inserting instead of coming before them.
+func copyPayments(ctx context.Context, tx pgx.Tx, payments [][]domain.Fact) error {
+	if len(payments) == 0 {
 		return nil
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payments"}, paymentColumns, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payments"}, paymentColumns, &copySource{payments: payments, next: -1}); err != nil {
 		return fmt.Errorf("writing payments: %w", err)
 	}
 	return nil
@@ -178,10 +235,17 @@ func copyPayments(ctx context.Context, tx pgx.Tx, rows [][]any) error {
 // keeps it afterwards, so a payment that expired and then saw a later on-chain event keeps it
 // too; this is what the live consumer writes when the two events come in separate batches (a
 // live payment's events are minutes apart), the only case where the answer depends on batching.
-func paymentRow(facts []domain.Fact) ([]any, error) {
+type paymentRow struct {
+	domain.Payment
+	updated   time.Time
+	published *time.Time
+	facts     []byte
+}
+
+func rowOf(facts []domain.Fact) (paymentRow, error) {
 	p, blob, err := foldAndEncode(facts)
 	if err != nil {
-		return nil, err
+		return paymentRow{}, err
 	}
 	updated := p.CreatedAt
 	for _, t := range []*time.Time{p.ConfirmedAt, p.ExpiredAt} {
@@ -196,9 +260,38 @@ func paymentRow(facts []domain.Fact) ([]any, error) {
 			break
 		}
 	}
-	return []any{p.CompanyID, p.Environment, p.PaymentID, p.Status, p.HasCreated, p.MerchantID,
-		p.MerchantWallet, p.CustomerWallet, p.AmountMicros, p.TxHash, p.BlockExplorerURL, p.ErrorMessage,
-		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, updated, published, blob}, nil
+	return paymentRow{Payment: p, updated: updated, published: published, facts: blob}, nil
 }
+
+// copySource folds one payment per row and hands COPY pointers to the row's fields, in one
+// slice reused from row to row (COPY encodes a row before asking for the next): boxing a
+// pointer allocates nothing, boxing a string or a time does.
+type copySource struct {
+	payments [][]domain.Fact
+	next     int
+	row      paymentRow
+	values   []any
+	err      error
+}
+
+func (c *copySource) Next() bool {
+	c.next++
+	if c.next >= len(c.payments) {
+		return false
+	}
+	c.row, c.err = rowOf(c.payments[c.next])
+	return c.err == nil
+}
+
+func (c *copySource) Values() ([]any, error) {
+	r := &c.row
+	p := &r.Payment
+	c.values = append(c.values[:0], &p.CompanyID, &p.Environment, &p.PaymentID, &p.Status, p.HasCreated, &p.MerchantID,
+		&p.MerchantWallet, &p.CustomerWallet, &p.AmountMicros, &p.TxHash, &p.BlockExplorerURL, &p.ErrorMessage,
+		&p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, &r.updated, r.published, &r.facts)
+	return c.values, nil
+}
+
+func (c *copySource) Err() error { return c.err }
 
 var _ projection.BulkProjector = (*Projector)(nil)
