@@ -91,7 +91,7 @@ func decode(subject, contentType string, data []byte, owned bool) (proto.Message
 	if err := unmarshal(contentType, data, msg, owned); err != nil {
 		return nil, s, fmt.Errorf("%w: %s: %w", ErrUndecodable, s.Type, err)
 	}
-	if err := Validate(msg); err != nil {
+	if err := validateAs(s, msg); err != nil {
 		return msg, s, err
 	}
 	if err := checkSubjectAgrees(s.Type, parts, Meta(msg)); err != nil {

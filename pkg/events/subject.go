@@ -52,21 +52,28 @@ func SubjectFor(msg proto.Message) (string, error) {
 // live, a valid company id and an event name of the family. Errors wrap ErrBadSubject, and also
 // ErrUnknownType when only the family or event name is unknown.
 func ParseSubject(subject string) (SubjectParts, error) {
-	tokens := strings.Split(subject, ".")
-	if len(tokens) != 4 {
+	var p SubjectParts
+	rest, ok := subject, true
+	for _, token := range []*string{&p.Family, &p.Env, &p.CompanyID} {
+		if *token, rest, ok = strings.Cut(rest, "."); !ok {
+			break
+		}
+	}
+	if !ok || strings.Contains(rest, ".") {
 		return SubjectParts{}, fmt.Errorf("%w: %q: want <family>.<env>.<company_id>.<event>", ErrBadSubject, subject)
 	}
-	p := SubjectParts{Family: tokens[0], Env: tokens[1], CompanyID: tokens[2], Name: tokens[3]}
-	p.Type = p.Family + "." + p.Name
+	p.Name = rest
 	if reason := checkEnv(p.Env); reason != "" {
 		return SubjectParts{}, fmt.Errorf("%w: %q: env %s", ErrBadSubject, subject, reason)
 	}
 	if reason := checkCompanyID(p.CompanyID); reason != "" {
 		return SubjectParts{}, fmt.Errorf("%w: %q: company id %s", ErrBadSubject, subject, reason)
 	}
-	if _, ok := Lookup(p.Type); !ok {
-		return SubjectParts{}, fmt.Errorf("%w: %w: %q: no event type %q", ErrBadSubject, ErrUnknownType, subject, p.Type)
+	s, ok := Lookup(p.Family + "." + p.Name)
+	if !ok {
+		return SubjectParts{}, fmt.Errorf("%w: %w: %q: no event type %q", ErrBadSubject, ErrUnknownType, subject, p.Family+"."+p.Name)
 	}
+	p.Type = s.Type // the registry's string: parsing a subject allocates nothing
 	return p, nil
 }
 

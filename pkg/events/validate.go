@@ -23,6 +23,11 @@ func Validate(msg proto.Message) error {
 	if !ok {
 		return fmt.Errorf("%w: %T", ErrUnknownType, msg)
 	}
+	return validateAs(s, msg)
+}
+
+// validateAs is Validate for a message whose spec the caller has looked up.
+func validateAs(s Spec, msg proto.Message) error {
 	if err := validateMeta(s.Type, Meta(msg)); err != nil {
 		return err
 	}

@@ -115,7 +115,9 @@ func liveStatistics(ctx context.Context, tx pgx.Tx, d Definition, shadow string)
 }
 
 // liveIndexes returns the DDL of every index of d's live tables, retargeted at the shadow
-// tables, in table order: the indexes behind primary key, unique and exclusion constraints as
+// tables, table by table, each table's longest builds first (whole-table indexes before partial
+// ones, then by the live index's size: the builders taking them in that order finish close
+// together instead of one starting the largest last); the indexes behind primary key, unique and exclusion constraints as
 // those constraints (same names), the others as indexes (same names).
 func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([]shadowIndex, error) {
 	var out []shadowIndex
@@ -137,7 +139,7 @@ func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([
             JOIN pg_class ic ON ic.oid = i.indexrelid
             LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('p', 'u', 'x')
             WHERE i.indrelid = $1::regclass
-            ORDER BY i.indisprimary DESC, i.indexrelid`, pgx.Identifier{d.Schema, t}.Sanitize(), d.Schema, t)
+            ORDER BY i.indpred IS NULL DESC, pg_relation_size(i.indexrelid) DESC, i.indexrelid`, pgx.Identifier{d.Schema, t}.Sanitize(), d.Schema, t)
 		if err != nil {
 			return nil, fmt.Errorf("reading the indexes of %s: %w", t, err)
 		}

@@ -3,6 +3,8 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -32,11 +34,13 @@ import (
 // COPYing as many payment rows as there are events into an unindexed table (copy-rows/s; the
 // rebuild writes about a third as many). For each of the three it reports the CPU time the
 // whole machine spent (PostgreSQL, the NATS server and the test; *-cpu-s), on two cores the
-// floor under any rebuild's time being half the CPU work it cannot avoid.
+// floor under any rebuild's time being half the CPU work it cannot avoid; for the rebuild also
+// the NATS server's share, the test process's (the rebuild's own Go code; PostgreSQL has the
+// rest) and its garbage collector's.
 //
 //	cd services/payment-projection && go test -run '^$' -bench PaymentsRebuild -benchtime 1000000x -timeout 30m ./service/
 func BenchmarkPaymentsRebuild(b *testing.B) {
-	url, _ := testkit.NATSProcess(b)
+	url, natsPID := testkit.NATSProcess(b)
 	e := newEnvOn(b, url)
 	ctx := context.Background()
 	b.StopTimer()
@@ -51,11 +55,22 @@ func BenchmarkPaymentsRebuild(b *testing.B) {
 		res projection.RebuildResult
 		err error
 	)
+	gcSample := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(gcSample)
+	gcBefore := gcSample[0].Value.Float64()
+	natsBefore, _ := testkit.ProcessCPU(natsPID)
+	goBefore, _ := testkit.ProcessCPU(os.Getpid())
 	b.ReportMetric(machineCPU(b, func() {
 		b.StartTimer()
 		res, err = projection.Rebuild(ctx, e.db, def, projection.RebuildOptions{})
 		b.StopTimer()
 	}), "rebuild-cpu-s")
+	natsAfter, _ := testkit.ProcessCPU(natsPID)
+	goAfter, _ := testkit.ProcessCPU(os.Getpid())
+	b.ReportMetric(natsAfter-natsBefore, "rebuild-nats-cpu-s")
+	b.ReportMetric(goAfter-goBefore, "rebuild-go-cpu-s")
+	metrics.Read(gcSample)
+	b.ReportMetric(gcSample[0].Value.Float64()-gcBefore, "rebuild-gc-cpu-s")
 	if err != nil || res.Events != int64(published) {
 		b.Fatalf("rebuild: %+v %v (%d events)", res, err, published)
 	}
