@@ -30,55 +30,6 @@ func setBefore3003(t *testing.T) migrate.Set {
 		migrate.GoSource{FS: old, Go: []*goose.Migration{factsIntoPayments()}}}}
 }
 
-// gooseSection returns the Up or Down section of a migration file.
-func gooseSection(t *testing.T, file, section string) string {
-	t.Helper()
-	data, err := fs.ReadFile(files, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), "-- +goose "+section+"\n")
-	if !ok {
-		t.Fatalf("%s has no %s section", file, section)
-	}
-	rest, _, _ = strings.Cut(rest, "-- +goose ")
-	return rest
-}
-
-// paymentsSchema lists the indexes, constraints, statistics objects and key columns of
-// payments, as definitions.
-func paymentsSchema(t *testing.T, db *pgxpool.Pool) []string {
-	t.Helper()
-	rows, err := db.Query(context.Background(), `
-        SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'payments'
-        UNION ALL
-        SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
-        WHERE conrelid = 'payments'::regclass AND contype IN ('p', 'u', 'x')
-        UNION ALL
-        SELECT 'statistics ' || pg_get_statisticsobjdef(oid) FROM pg_statistic_ext WHERE stxrelid = 'payments'::regclass
-        UNION ALL
-        SELECT 'column ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
-               CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
-                    THEN ' COLLATE ' || quote_ident(c.collname) ELSE '' END ||
-               CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END ||
-               CASE a.attgenerated WHEN 's' THEN ' GENERATED ' || pg_get_expr(d.adbin, d.adrelid) ELSE '' END
-        FROM pg_attribute a
-        JOIN pg_type t ON t.oid = a.atttypid
-        LEFT JOIN pg_collation c ON c.oid = a.attcollation
-        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE a.attrelid = 'payments'::regclass AND a.attname IN ('company_id', 'environment', 'payment_id', 'tenant_id')
-            AND NOT a.attisdropped
-        ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return defs
-}
-
 // listOrder is every payment of the table as company/environment/id, in the order of the
 // gateway's list (newest first, then payment id descending), tenant after tenant. Not a
 // prepared statement: 3003 changes the collation of its result, which a statement prepared
@@ -109,7 +60,7 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 	ctx := context.Background()
 	dsn := testkit.NewDatabase(t, setBefore3003(t))
 	db := testkit.NewPool(t, dsn, Schema)
-	before := paymentsSchema(t, db)
+	before := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id")
 	// Payment ids are any tokens: ties on created_at ordered by ids with upper and lower case,
 	// punctuation and characters beyond ASCII.
 	if _, err := db.Exec(ctx, `
@@ -142,7 +93,7 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 		`payments_pkey PRIMARY KEY (tenant_id, payment_id, company_id, environment)`,
 		`statistics CREATE STATISTICS payments.payments_tenant_stats (dependencies) ON company_id, environment, tenant_id FROM payments`,
 	}
-	if got := paymentsSchema(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("payments after 3003:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -206,10 +157,10 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 	}
 
 	// Down gives back the schema of 3002 with every row; Up again the schema of 3003.
-	if _, err := db.Exec(ctx, gooseSection(t, "03003_payments_tenant_id.sql", "Down")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, files, "03003_payments_tenant_id.sql", "Down")); err != nil {
 		t.Fatal(err)
 	}
-	if got := paymentsSchema(t, db); strings.Join(got, "\n") != strings.Join(before, "\n") {
+	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(before, "\n") {
 		t.Fatalf("payments after 3003 down:\n%s\nbefore 3003:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"))
 	}
 	var n int
@@ -219,10 +170,10 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 	if err := insert("c1", "live", "p1"); !pg.IsUniqueViolation(err, "payments_pkey") {
 		t.Fatalf("a repeated payment id after 3003 down: %v", err)
 	}
-	if _, err := db.Exec(ctx, gooseSection(t, "03003_payments_tenant_id.sql", "Up")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, files, "03003_payments_tenant_id.sql", "Up")); err != nil {
 		t.Fatal(err)
 	}
-	if got := paymentsSchema(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("payments after 3003 down and up:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -129,40 +128,6 @@ func (e *env) table() []string {
 		e.t.Fatal(err)
 	}
 	return out
-}
-
-// schema returns what a rebuild must carry over to the new payments table: its indexes,
-// constraints and statistics objects, and its columns with their collation, nullability and
-// generation expression, as definitions.
-func (e *env) schema() []string {
-	e.t.Helper()
-	rows, err := e.db.Query(context.Background(), `
-        SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'payments'
-        UNION ALL
-        SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
-        WHERE conrelid = 'payments'::regclass AND contype IN ('p', 'u', 'x')
-        UNION ALL
-        SELECT 'statistics ' || pg_get_statisticsobjdef(oid) FROM pg_statistic_ext WHERE stxrelid = 'payments'::regclass
-        UNION ALL
-        SELECT 'column ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
-               CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
-                    THEN ' COLLATE ' || quote_ident(c.collname) ELSE '' END ||
-               CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END ||
-               CASE a.attgenerated WHEN 's' THEN ' GENERATED ' || pg_get_expr(d.adbin, d.adrelid) ELSE '' END
-        FROM pg_attribute a
-        JOIN pg_type t ON t.oid = a.atttypid
-        LEFT JOIN pg_collation c ON c.oid = a.attcollation
-        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE a.attrelid = 'payments'::regclass AND a.attnum > 0 AND NOT a.attisdropped
-        ORDER BY 1`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return defs
 }
 
 // lifecycle builds payment events for one payment.

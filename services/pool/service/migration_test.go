@@ -8,8 +8,6 @@ import (
 	"testing/fstest"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/migrate"
@@ -104,55 +102,6 @@ func poolMigrationsBefore(t *testing.T, version string) fstest.MapFS {
 	return out
 }
 
-// gooseSection returns the Up or Down section of a migration file.
-func gooseSection(t *testing.T, file, section string) string {
-	t.Helper()
-	data, err := fs.ReadFile(adapters.Migrations, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), "-- +goose "+section+"\n")
-	if !ok {
-		t.Fatalf("%s has no %s section", file, section)
-	}
-	rest, _, _ = strings.Cut(rest, "-- +goose ")
-	return rest
-}
-
-// movementsSchema lists the indexes, constraints, statistics objects and key columns of
-// movements, as definitions.
-func movementsSchema(t *testing.T, db *pgxpool.Pool) []string {
-	t.Helper()
-	rows, err := db.Query(context.Background(), `
-        SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'movements'
-        UNION ALL
-        SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
-        WHERE conrelid = 'movements'::regclass AND contype IN ('p', 'u', 'x')
-        UNION ALL
-        SELECT 'statistics ' || pg_get_statisticsobjdef(oid) FROM pg_statistic_ext WHERE stxrelid = 'movements'::regclass
-        UNION ALL
-        SELECT 'column ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
-               CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
-                    THEN ' COLLATE ' || quote_ident(c.collname) ELSE '' END ||
-               CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END ||
-               CASE a.attgenerated WHEN 's' THEN ' GENERATED ' || pg_get_expr(d.adbin, d.adrelid) ELSE '' END
-        FROM pg_attribute a
-        JOIN pg_type t ON t.oid = a.atttypid
-        LEFT JOIN pg_collation c ON c.oid = a.attcollation
-        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE a.attrelid = 'movements'::regclass AND a.attname IN ('company_id', 'environment', 'key', 'pool_id')
-            AND NOT a.attisdropped
-        ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return defs
-}
-
 // Migration 02003 leads the indexes of movements with pool_id, a generated 64-bit hash of the
 // company id and environment: a database holding movements gets it on every row (the same
 // for the rows of one pool), the constraints keep refusing exactly what they refused (a
@@ -166,7 +115,7 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema,
 		Sources: []fs.FS{eventstore.Migrations, projection.Migrations, poolMigrationsBefore(t, "02003")}})
 	db := testkit.NewPool(t, dsn, o.Schema)
-	before := movementsSchema(t, db)
+	before := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id")
 	if _, err := db.Exec(ctx, `
         INSERT INTO movements (id, company_id, environment, seq, type, amount, balance_before, balance_after, status,
             created_at, key)
@@ -197,7 +146,7 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 		`movements_pool_seq_key UNIQUE (pool_id, seq, company_id, environment)`,
 		`statistics CREATE STATISTICS pool.movements_pool_stats (dependencies) ON company_id, environment, pool_id FROM movements`,
 	}
-	if got := movementsSchema(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("movements after 02003:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -246,20 +195,20 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	}
 
 	// Down gives back the schema of 02002 with every row; Up again the schema of 02003.
-	if _, err := db.Exec(ctx, gooseSection(t, "02003_movement_pool_id.sql", "Down")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, adapters.Migrations, "02003_movement_pool_id.sql", "Down")); err != nil {
 		t.Fatal(err)
 	}
-	if got := movementsSchema(t, db); strings.Join(got, "\n") != strings.Join(before, "\n") {
+	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(before, "\n") {
 		t.Fatalf("movements after 02003 down:\n%s\nbefore 02003:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"))
 	}
 	var n int
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM movements`).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("%d movements after 02003 down (%v)", n, err)
 	}
-	if _, err := db.Exec(ctx, gooseSection(t, "02003_movement_pool_id.sql", "Up")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, adapters.Migrations, "02003_movement_pool_id.sql", "Up")); err != nil {
 		t.Fatal(err)
 	}
-	if got := movementsSchema(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("movements after 02003 down and up:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
