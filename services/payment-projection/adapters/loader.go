@@ -263,9 +263,9 @@ func rowOf(facts []domain.Fact) (paymentRow, error) {
 	return paymentRow{Payment: p, updated: updated, published: published, facts: blob}, nil
 }
 
-// copySource folds one payment per row and hands COPY pointers to the row's fields, in one
-// slice reused from row to row (COPY encodes a row before asking for the next): boxing a
-// pointer allocates nothing, boxing a string or a time does.
+// copySource folds one payment per row and hands COPY the row's values in one slice reused from
+// row to row (COPY encodes a row before asking for the next). Values, not pointers to them: pgx
+// encodes a pointer through reflection, copying the value out again.
 type copySource struct {
 	payments [][]domain.Fact
 	next     int
@@ -286,9 +286,9 @@ func (c *copySource) Next() bool {
 func (c *copySource) Values() ([]any, error) {
 	r := &c.row
 	p := &r.Payment
-	c.values = append(c.values[:0], &p.CompanyID, &p.Environment, &p.PaymentID, &p.Status, p.HasCreated, &p.MerchantID,
-		&p.MerchantWallet, &p.CustomerWallet, &p.AmountMicros, &p.TxHash, &p.BlockExplorerURL, &p.ErrorMessage,
-		&p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, &r.updated, r.published, &r.facts)
+	c.values = append(c.values[:0], p.CompanyID, p.Environment, p.PaymentID, p.Status, p.HasCreated, p.MerchantID,
+		p.MerchantWallet, p.CustomerWallet, p.AmountMicros, p.TxHash, p.BlockExplorerURL, p.ErrorMessage,
+		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, r.updated, r.published, r.facts)
 	return c.values, nil
 }
 
