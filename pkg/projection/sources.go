@@ -319,7 +319,11 @@ func (r *streamReader) iterate(ctx context.Context, out []Event, max int) ([]Eve
 		if err != nil {
 			return nil, fmt.Errorf("reading stream %s: %w", r.src.Stream, err)
 		}
-		if ev, ok := r.take(m); ok {
+		ev, ok, err := r.take(m)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, ev)
 		}
 	}
@@ -327,15 +331,16 @@ func (r *streamReader) iterate(ctx context.Context, out []Event, max int) ([]Eve
 }
 
 // take records m as read and returns its event, or false for a message the live consumer
-// dead-lettered (it is not part of the projection).
-func (r *streamReader) take(m jetstream.Msg) (Event, bool) {
+// dead-lettered (it is not part of the projection). A message without a stream sequence
+// cannot come from a consumer: it fails the read rather than be skipped unseen.
+func (r *streamReader) take(m jetstream.Msg) (Event, bool, error) {
 	seq, err := streamSeq(m)
 	if err != nil {
-		return Event{}, false
+		return Event{}, false, fmt.Errorf("reading stream %s: a message without a stream sequence: %w", r.src.Stream, err)
 	}
 	r.seen = seq
 	ev, err := decodeAt(m, seq)
-	return ev, err == nil
+	return ev, err == nil, nil
 }
 
 // noneLeft is called when nothing came for a while: when nothing matching the filter is left
@@ -382,7 +387,11 @@ func (r *streamReader) fetch(ctx context.Context, max int, until uint64) ([]Even
 		got := 0
 		for m := range batch.Messages() {
 			got++
-			if ev, ok := r.take(m); ok {
+			ev, ok, err := r.take(m)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				out = append(out, ev)
 			}
 		}
