@@ -46,8 +46,9 @@ func Marshal(msg proto.Message) ([]byte, error) {
 }
 
 // Unmarshal decodes binary protobuf into msg as proto.Unmarshal does (the same input accepted,
-// the same message, msg reset first), with less CPU and fewer allocations for the event types of
-// the contract. data is not kept: the strings of msg share one copy of it, so a string kept keeps
+// the same message, msg reset first), with less CPU and fewer allocations for any message of
+// proto-events (the code protoc-gen-go-vtproto generated for it, behind the same checks as
+// Decode's). data is not kept: the strings of msg share one copy of it, so a string kept keeps
 // the whole copy (the size of the message) in memory. Unlike Decode it neither validates nor
 // wraps its error in ErrUndecodable.
 func Unmarshal(data []byte, msg proto.Message) error {

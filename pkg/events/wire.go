@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/binary"
+	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -62,6 +63,26 @@ func init() {
 			shapes[md] = shapeOf(md, built)
 		}
 	}
+}
+
+// otherShapes holds the shapes of the other message types Unmarshal has been given (a stored
+// payment's facts, say), built on first use; a nil shape for a type scan cannot handle.
+var otherShapes sync.Map // protoreflect.MessageDescriptor -> *shape
+
+// shapeFor returns the shape of md, or nil when its messages go to proto.Unmarshal.
+func shapeFor(md protoreflect.MessageDescriptor) *shape {
+	if sh, ok := shapes[md]; ok {
+		return sh
+	}
+	if sh, ok := otherShapes.Load(md); ok {
+		return sh.(*shape)
+	}
+	var sh *shape
+	if scannable(md, make(map[protoreflect.FullName]bool)) {
+		sh = shapeOf(md, make(map[protoreflect.FullName]*shape))
+	}
+	otherShapes.Store(md, sh)
+	return sh
 }
 
 // scannable reports whether md and every message type it holds have only what scan handles: no
@@ -128,7 +149,7 @@ func hasVTUnmarshal(md protoreflect.MessageDescriptor) bool {
 // (DecodeOwned).
 func unmarshalProtobuf(data []byte, msg proto.Message, owned bool) error {
 	if vt, ok := msg.(vtUnmarshaler); ok {
-		if sh := shapes[msg.ProtoReflect().Descriptor()]; sh != nil && sh.scan(data, 0) {
+		if sh := shapeFor(msg.ProtoReflect().Descriptor()); sh != nil && sh.scan(data, 0) {
 			buf := data
 			if !owned {
 				buf = bytes.Clone(data)

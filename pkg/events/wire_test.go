@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
+	storev1 "github.com/payplat/platform/proto-events/gen/payplat/payment_store/v1"
 )
 
 // appendField returns data followed by one more field. The last value of a scalar field wins and
@@ -186,5 +187,31 @@ func TestUnmarshalResets(t *testing.T) {
 	}
 	if !proto.Equal(reused, fixture(TypePaymentConfirmed)) {
 		t.Fatalf("Unmarshal kept what the message held before: %v", reused)
+	}
+}
+
+// Unmarshal gives any generated message outside the event catalogue (a stored payment's facts)
+// the same verdict as proto.Unmarshal, through a shape built on first use: a string that is not
+// UTF-8 is refused, which the generated decoder alone would take.
+func TestUnmarshalOtherMessageAsProtoUnmarshal(t *testing.T) {
+	good, err := proto.Marshal(&storev1.PaymentFacts{Facts: []*storev1.PaymentFact{
+		{EventId: make([]byte, 16), Status: "CONFIRMED", TxHash: "0xhash", AmountMicros: 12_500_000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := protowire.AppendBytes(protowire.AppendTag(bytes.Clone(good), 1, protowire.BytesType),
+		appendField(nil, 9, protowire.BytesType, []byte("\xc3(")))
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"valid", good}, {"not UTF-8", bad}} {
+		var got, want storev1.PaymentFacts
+		gotErr, wantErr := Unmarshal(c.data, &got), proto.Unmarshal(c.data, &want)
+		if (gotErr == nil) != (wantErr == nil) || !proto.Equal(&got, &want) {
+			t.Errorf("%s: Unmarshal %v, %v; proto.Unmarshal %v, %v", c.name, gotErr, &got, wantErr, &want)
+		}
+	}
+	if shapeFor((&storev1.PaymentFacts{}).ProtoReflect().Descriptor()) == nil {
+		t.Fatal("the facts message has no shape: it never reaches the generated decoder")
 	}
 }

@@ -115,10 +115,11 @@ func liveStatistics(ctx context.Context, tx pgx.Tx, d Definition, shadow string)
 }
 
 // liveIndexes returns the DDL of every index of d's live tables, retargeted at the shadow
-// tables, table by table, each table's longest builds first (whole-table indexes before partial
-// ones, then by the live index's size: the builders taking them in that order finish close
-// together instead of one starting the largest last); the indexes behind primary key, unique and exclusion constraints as
-// those constraints (same names), the others as indexes (same names).
+// tables: the indexes behind primary key, unique and exclusion constraints as those constraints
+// (same names), the others as indexes (same names). Table by table, the longest builds come
+// first (whole-table indexes before partial ones, then by the live index's size), so that the
+// builders taking them in that order finish close together instead of one starting the
+// largest last.
 func liveIndexes(ctx context.Context, tx pgx.Tx, d Definition, shadow string) ([]shadowIndex, error) {
 	var out []shadowIndex
 	for _, t := range d.Tables {

@@ -1,7 +1,6 @@
 package adapters
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -129,9 +128,8 @@ func encodeSorted(sorted []domain.Fact) ([]byte, error) {
 // DecodeFacts reads the facts of payment k from its payments.facts bytes (none when empty).
 func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 	var msg storev1.PaymentFacts
-	// The strings of the facts share one copy of b (the caller may reuse b) instead of being a
-	// copy each: one allocation instead of one per string.
-	if err := msg.UnmarshalVTUnsafe(bytes.Clone(b)); err != nil {
+	// As proto.Unmarshal (UTF-8 strings and all), with the strings sharing one copy of b.
+	if err := events.Unmarshal(b, &msg); err != nil {
 		return nil, fmt.Errorf("decoding the facts of payment %s: %w", keyName(k), err)
 	}
 	out := make([]domain.Fact, len(msg.Facts))
@@ -145,10 +143,6 @@ func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 			TxHash: m.GetTxHash(), BlockExplorerURL: m.GetBlockExplorerUrl(), ErrorMessage: m.GetErrorMessage(),
 			CreatedAt: fromMicros(m.CreatedAtUs), ExpiresAt: fromMicros(m.ExpiresAtUs), ConfirmedAt: fromMicros(m.ConfirmedAtUs),
 			ExpiredAt: fromMicros(m.ExpiredAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
-		// The generated decoder does not refuse strings that are not UTF-8 as proto.Unmarshal did.
-		if !validText(&out[i]) {
-			return nil, fmt.Errorf("decoding the facts of payment %s: event %s: a string field is not valid UTF-8", keyName(k), id)
-		}
 	}
 	return out, nil
 }

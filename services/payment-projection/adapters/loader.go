@@ -47,8 +47,7 @@ type factLoader struct {
 }
 
 type openPayment struct {
-	key   domain.Key
-	facts []domain.Fact
+	facts []domain.Fact // never empty while the payment is open
 	last  uint64
 }
 
@@ -128,7 +127,7 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 		p := l.open[f.Key]
 		if p == nil {
 			// Most payments have three facts or fewer: one allocation for them.
-			p = &openPayment{key: f.Key, facts: make([]domain.Fact, 0, 4)}
+			p = &openPayment{facts: make([]domain.Fact, 0, 4)}
 			l.open[f.Key] = p
 			if !l.reopened && l.written.mayHave(f.Key) {
 				l.reopened = true
@@ -142,9 +141,10 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 		e := l.lru[l.head]
 		l.head++
 		if p := e.p; p.last == e.seq {
+			k := p.facts[0].Key
 			rows = append(rows, p.facts)
-			delete(l.open, p.key)
-			l.written.add(p.key)
+			delete(l.open, k)
+			l.written.add(k)
 			p.facts = nil // stale lru entries may still point to p
 		}
 	}
@@ -229,23 +229,17 @@ func copyPayments(ctx context.Context, tx pgx.Tx, payments [][]domain.Fact) erro
 	return nil
 }
 
-// paymentRow is the row ApplyBatch leaves for a payment with these facts: the fold, updated_at
-// the latest of its times (GREATEST in updatePayments), and expiry_published_at its deadline if
-// it expired. ApplyBatch sets expiry_published_at whenever the fold it writes is EXPIRED and
-// keeps it afterwards, so a payment that expired and then saw a later on-chain event keeps it
-// too; this is what the live consumer writes when the two events come in separate batches (a
-// live payment's events are minutes apart), the only case where the answer depends on batching.
-type paymentRow struct {
-	domain.Payment
-	updated   time.Time
-	published *time.Time
-	facts     []byte
-}
-
-func rowOf(facts []domain.Fact) (paymentRow, error) {
+// appendRow appends to dst the values of the row ApplyBatch leaves for a payment with these
+// facts, in the order of paymentColumns: the fold, updated_at the latest of its times (GREATEST
+// in updatePayments), and expiry_published_at its deadline if it expired. ApplyBatch sets
+// expiry_published_at whenever the fold it writes is EXPIRED and keeps it afterwards, so a
+// payment that expired and then saw a later on-chain event keeps it too; this is what the live
+// consumer writes when the two events come in separate batches (a live payment's events are
+// minutes apart), the only case where the answer depends on batching.
+func appendRow(dst []any, facts []domain.Fact) ([]any, error) {
 	p, blob, err := foldAndEncode(facts)
 	if err != nil {
-		return paymentRow{}, err
+		return dst, err
 	}
 	updated := p.CreatedAt
 	for _, t := range []*time.Time{p.ConfirmedAt, p.ExpiredAt} {
@@ -260,16 +254,16 @@ func rowOf(facts []domain.Fact) (paymentRow, error) {
 			break
 		}
 	}
-	return paymentRow{Payment: p, updated: updated, published: published, facts: blob}, nil
+	return append(dst, p.CompanyID, p.Environment, p.PaymentID, p.Status, p.HasCreated, p.MerchantID,
+		p.MerchantWallet, p.CustomerWallet, p.AmountMicros, p.TxHash, p.BlockExplorerURL, p.ErrorMessage,
+		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, updated, published, blob), nil
 }
 
-// copySource folds one payment per row and hands COPY the row's values in one slice reused from
-// row to row (COPY encodes a row before asking for the next). Values, not pointers to them: pgx
-// encodes a pointer through reflection, copying the value out again.
+// copySource folds one payment per row, into one slice of values reused from row to row (COPY
+// encodes a row before asking for the next).
 type copySource struct {
 	payments [][]domain.Fact
 	next     int
-	row      paymentRow
 	values   []any
 	err      error
 }
@@ -279,18 +273,11 @@ func (c *copySource) Next() bool {
 	if c.next >= len(c.payments) {
 		return false
 	}
-	c.row, c.err = rowOf(c.payments[c.next])
+	c.values, c.err = appendRow(c.values[:0], c.payments[c.next])
 	return c.err == nil
 }
 
-func (c *copySource) Values() ([]any, error) {
-	r := &c.row
-	p := &r.Payment
-	c.values = append(c.values[:0], p.CompanyID, p.Environment, p.PaymentID, p.Status, p.HasCreated, p.MerchantID,
-		p.MerchantWallet, p.CustomerWallet, p.AmountMicros, p.TxHash, p.BlockExplorerURL, p.ErrorMessage,
-		p.CreatedAt, p.ExpiresAt, p.ConfirmedAt, p.ExpiredAt, r.updated, r.published, r.facts)
-	return c.values, nil
-}
+func (c *copySource) Values() ([]any, error) { return c.values, nil }
 
 func (c *copySource) Err() error { return c.err }
 
