@@ -3,7 +3,8 @@
 
 SHELL := /bin/bash
 GO    ?= go
-BIN   ?= .data/bin
+# Binaries live with the stack's state: DATA_DIR (default .data) decides both.
+BIN   ?= $(or $(DATA_DIR),.data)/bin
 # Every package of every module of the workspace (go.work), as ./dir/... patterns.
 PKGS  := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|; s|$$|/...|")
 SERVICES := gateway merchant pool payment-projection webhook-dispatcher ctl devstack
@@ -14,9 +15,11 @@ TEST_FLAGS ?= -race -count=1 -timeout 20m
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-build: ## Build every service binary into .data/bin
+build: ## Build every service binary into $DATA_DIR/bin (.data/bin)
 	@mkdir -p $(BIN)
-	@for s in $(SERVICES); do $(GO) build -o $(BIN)/ ./services/$$s/cmd/... || exit 1; done
+	@echo "building $(words $(SERVICES)) programs into $(BIN); the first build downloads the modules and compiles everything (about 1-5 minutes on 2 cores), later ones take seconds"
+	@i=0; for s in $(SERVICES); do i=$$((i+1)); printf '  [%d/%d] %s\n' $$i $(words $(SERVICES)) $$s; \
+		$(GO) build -o $(BIN)/ ./services/$$s/cmd/... || exit 1; done
 	@echo "built: $(SERVICES) -> $(BIN)"
 
 run: build ## Run the whole stack in the foreground (Ctrl-C stops it)

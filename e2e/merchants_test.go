@@ -55,6 +55,15 @@ func newReceiver(t *testing.T) *receiver {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(r.srv.Close)
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, d := range r.got {
+			if err := checkTimes(d.body); err != nil {
+				t.Errorf("webhook %s: %v", d.event, err)
+			}
+		}
+	})
 	return r
 }
 

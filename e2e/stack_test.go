@@ -221,6 +221,9 @@ func (s *stack) call(method, path, auth string, body any, headers ...string) res
 	raw, _ := io.ReadAll(resp.Body)
 	r := response{status: resp.StatusCode, header: resp.Header, raw: raw}
 	_ = json.Unmarshal(raw, &r.body)
+	if err := checkTimes(r.body); err != nil {
+		s.t.Errorf("%s %s: %v", method, path, err)
+	}
 	return r
 }
 

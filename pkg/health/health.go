@@ -5,7 +5,8 @@
 //   - /healthz answers 200 {"status":"ok"} while the process serves HTTP at all.
 //   - /readyz runs every Check concurrently, each with its own timeout (2s), and answers
 //     200 {"status":"ready","checks":{"db":"ok",...}} or
-//     503 {"status":"not_ready","checks":{"db":"error: database unreachable",...}}.
+//     503 {"status":"not_ready","checks":{"db":"error: database unreachable",...}}. It logs
+//     transitions (info) and checks failing past a bound (warn), not every failed probe.
 //   - /metrics is the Prometheus exposition of a gatherer.
 package health
 
@@ -42,18 +43,31 @@ const maxMessage = 120
 type Option func(*options)
 
 type options struct {
-	log     *slog.Logger
-	timeout time.Duration
+	log       *slog.Logger
+	timeout   time.Duration
+	warnAfter time.Duration
 }
 
-// WithLogger makes /readyz log each failing check with its full cause at warn level, and
-// /metrics log gathering errors. Without it nothing is logged.
+// DefaultWarnAfter is how long a readiness check may keep failing before /readyz warns about
+// it, unless WithWarnAfter says otherwise: long enough for a service to provision its streams
+// and for the dependencies started beside it to come up.
+const DefaultWarnAfter = 30 * time.Second
+
+// WithLogger makes /readyz log readiness transitions (a check starting to fail, with its full
+// cause, and passing again) at info level, and a check still failing after the WithWarnAfter
+// bound at warn level, once; /metrics logs gathering errors. Without it nothing is logged.
 func WithLogger(log *slog.Logger) Option {
 	return func(o *options) {
 		if log != nil {
 			o.log = log
 		}
 	}
+}
+
+// WithWarnAfter sets how long a check may fail before /readyz logs a warning
+// (DefaultWarnAfter unless set); a non-positive d warns at the first failure.
+func WithWarnAfter(d time.Duration) Option {
+	return func(o *options) { o.warnAfter = max(d, 0) }
 }
 
 // WithCheckTimeout sets how long each /readyz check may take (DefaultCheckTimeout unless
@@ -70,7 +84,7 @@ func WithCheckTimeout(d time.Duration) Option {
 // the /readyz body to their checks; the map is copied. A nil gatherer means
 // prometheus.DefaultGatherer. The handlers answer GET and HEAD, and 405 otherwise.
 func Handlers(checks map[string]Check, gatherer prometheus.Gatherer, opts ...Option) (healthz, readyz, metrics http.Handler) {
-	o := options{log: slog.New(slog.DiscardHandler), timeout: DefaultCheckTimeout}
+	o := options{log: slog.New(slog.DiscardHandler), timeout: DefaultCheckTimeout, warnAfter: DefaultWarnAfter}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -82,7 +96,8 @@ func Handlers(checks map[string]Check, gatherer prometheus.Gatherer, opts ...Opt
 		copied[name] = check
 	}
 	healthz = readOnly(http.HandlerFunc(serveHealthz))
-	readyz = readOnly(&readyHandler{checks: copied, timeout: o.timeout, log: o.log})
+	readyz = readOnly(&readyHandler{checks: copied, timeout: o.timeout, log: o.log, warnAfter: o.warnAfter,
+		failing: map[string]*failingRun{}})
 	metrics = readOnly(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(o.log.Handler(), slog.LevelError),
 		ErrorHandling: promhttp.ContinueOnError,
@@ -101,9 +116,19 @@ func serveHealthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 type readyHandler struct {
-	checks  map[string]Check
-	timeout time.Duration
-	log     *slog.Logger
+	checks    map[string]Check
+	timeout   time.Duration
+	log       *slog.Logger
+	warnAfter time.Duration
+
+	mu      sync.Mutex
+	failing map[string]*failingRun // checks failing since their last pass, by name
+}
+
+// failingRun is a check's current run of failures.
+type failingRun struct {
+	since  time.Time
+	warned bool
 }
 
 func (h *readyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,17 +143,48 @@ func (h *readyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		res.Status, status = "not_ready", http.StatusServiceUnavailable
 		res.Checks[name] = "error: " + shortMessage(err)
-		h.logFailure(r.Context(), name, err)
 	}
+	h.logTransitions(r.Context(), errs)
 	writeJSON(w, status, res)
 }
 
-func (h *readyHandler) logFailure(ctx context.Context, name string, err error) {
+// logTransitions logs what changed since the last /readyz: a check that starts failing (info,
+// with its cause), one that passes again (info), and one failing for longer than warnAfter
+// (warn, once per run of failures). A service that is still provisioning at start, or waiting
+// for a dependency started beside it, is normal and logs no warning; one whose dependency stays
+// missing does.
+func (h *readyHandler) logTransitions(ctx context.Context, errs map[string]error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	for name, err := range errs {
+		f := h.failing[name]
+		switch {
+		case err == nil && f != nil:
+			delete(h.failing, name)
+			h.log.InfoContext(ctx, "readiness check passing", "check", name, "failed_for", now.Sub(f.since).Round(time.Millisecond).String())
+		case err == nil:
+		case f == nil:
+			f = &failingRun{since: now}
+			h.failing[name] = f
+			h.log.InfoContext(ctx, "readiness check failing", failureAttrs(name, err, 0)...)
+		}
+		if err != nil && !f.warned && now.Sub(f.since) >= h.warnAfter {
+			f.warned = true
+			h.log.WarnContext(ctx, "readiness check still failing", failureAttrs(name, err, now.Sub(f.since))...)
+		}
+	}
+}
+
+func failureAttrs(name string, err error, failedFor time.Duration) []any {
 	attrs := []any{slog.String("check", name), slog.String("error", err.Error())}
 	if cause := errors.Unwrap(err); cause != nil {
 		attrs = append(attrs, slog.String("cause", cause.Error()))
 	}
-	h.log.WarnContext(ctx, "readiness check failed", attrs...)
+	if failedFor > 0 {
+		attrs = append(attrs, slog.String("failed_for", failedFor.Round(time.Millisecond).String()))
+	}
+	return attrs
 }
 
 // shortMessage returns the first line of err's message, at most maxMessage bytes.

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,6 +223,61 @@ func TestReadyzLogsCause(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "10.0.0.7") || !strings.Contains(logs.String(), `"check":"db"`) {
 		t.Fatalf("cause not logged: %s", logs.String())
+	}
+}
+
+// /readyz logs a check's transitions once each, at info, however often it is polled, and warns
+// only when a check keeps failing past the bound: a service waiting for its dependencies at
+// start is normal, not alarming.
+func TestReadyzLogsTransitionsOnceAndWarnsOnlyPastTheBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		warnAfter time.Duration
+		wantWarn  int
+	}{{"within the bound", time.Hour, 0}, {"past the bound", 0, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			var down atomic.Bool
+			down.Store(true)
+			check := func(context.Context) error {
+				if down.Load() {
+					return errors.New("missing streams: PAYMENTS")
+				}
+				return nil
+			}
+			_, readyz, _ := health.Handlers(map[string]health.Check{"streams": check}, nil,
+				health.WithLogger(log), health.WithWarnAfter(tc.warnAfter))
+			poll := func(want int) {
+				rec := httptest.NewRecorder()
+				readyz.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+				if rec.Code != want {
+					t.Fatalf("readyz = %d, want %d", rec.Code, want)
+				}
+			}
+			for range 5 {
+				poll(http.StatusServiceUnavailable)
+			}
+			down.Store(false)
+			poll(http.StatusOK)
+			poll(http.StatusOK)
+			counts := map[string]int{}
+			for line := range strings.Lines(logs.String()) {
+				var rec struct{ Level, Msg string }
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatal(err)
+				}
+				counts[rec.Level+" "+rec.Msg]++
+			}
+			want := map[string]int{"INFO readiness check failing": 1, "INFO readiness check passing": 1}
+			if tc.wantWarn > 0 {
+				want["WARN readiness check still failing"] = tc.wantWarn
+			}
+			if !maps.Equal(counts, want) {
+				t.Fatalf("log lines %v, want %v\n%s", counts, want, logs.String())
+			}
+		})
 	}
 }
 

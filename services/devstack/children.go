@@ -93,9 +93,9 @@ func (s *Supervisor) wait(c *child, stdout, stderr *LineWriter) {
 func (s *Supervisor) Exits() <-chan Exit { return s.exits }
 
 // Stop sends SIGTERM to every running child's process group, waits up to timeout for them to
-// exit, then kills those left with SIGKILL. Children that end during Stop are not reported on
-// Exits.
-func (s *Supervisor) Stop(timeout time.Duration) {
+// exit (or until hurry is closed; nil never is), then kills those left with SIGKILL. Children
+// that end during Stop are not reported on Exits.
+func (s *Supervisor) Stop(timeout time.Duration, hurry <-chan struct{}) {
 	s.mu.Lock()
 	s.stopping = true
 	children := append([]*child(nil), s.children...)
@@ -106,12 +106,12 @@ func (s *Supervisor) Stop(timeout time.Duration) {
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	if !allDone(children, deadline.C) {
+	if !allDone(children, deadline.C, hurry) {
 		for _, c := range children {
 			select {
 			case <-c.done:
 			default:
-				s.log.Warn("service did not stop in time; killing it", "service", c.name, "timeout", timeout)
+				s.log.Warn("service did not stop in time; killing it", "service", c.name)
 				signalGroup(c, syscall.SIGKILL)
 			}
 		}
@@ -121,12 +121,15 @@ func (s *Supervisor) Stop(timeout time.Duration) {
 	}
 }
 
-// allDone waits for every child to end, or reports false when timeout fires first.
-func allDone(children []*child, timeout <-chan time.Time) bool {
+// allDone waits for every child to end, or reports false when timeout fires or hurry closes
+// first.
+func allDone(children []*child, timeout <-chan time.Time, hurry <-chan struct{}) bool {
 	for _, c := range children {
 		select {
 		case <-c.done:
 		case <-timeout:
+			return false
+		case <-hurry:
 			return false
 		}
 	}

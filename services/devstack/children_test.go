@@ -21,7 +21,7 @@ func startShell(t *testing.T, out *syncBuffer, name, script string) *Supervisor 
 	if err := sup.Start(name, "/bin/sh", []string{"-c", script}, os.Environ()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sup.Stop(time.Second) })
+	t.Cleanup(func() { sup.Stop(time.Second, nil) })
 	return sup
 }
 
@@ -31,7 +31,7 @@ func TestSupervisorPrefixesEveryLine(t *testing.T) {
 	sup := startShell(t, out, "pool", `printf 'one\ntwo\n'; printf 'oops\n' >&2; printf 'no newline'; exec sleep 30`)
 	waitFor(t, 10*time.Second, contains(out,
 		"pool               | one\n", "pool               | two\n", "pool               | oops\n"))
-	sup.Stop(5 * time.Second)
+	sup.Stop(5*time.Second, nil)
 	if err := contains(out, "pool               | no newline\n")(); err != nil {
 		t.Fatal(err) // flushed when the child ended
 	}
@@ -49,7 +49,7 @@ func TestSupervisorStopSendsSIGTERM(t *testing.T) {
 		`trap 'echo "got TERM"; exit 0' TERM; echo started; while :; do sleep 0.05; done`)
 	waitFor(t, 10*time.Second, contains(out, "merchant           | started"))
 	begin := time.Now()
-	sup.Stop(20 * time.Second)
+	sup.Stop(20*time.Second, nil)
 	if took := time.Since(begin); took > 10*time.Second {
 		t.Fatalf("Stop took %s: SIGTERM not delivered?", took)
 	}
@@ -67,7 +67,7 @@ func TestSupervisorKillsChildThatIgnoresSIGTERM(t *testing.T) {
 	sup := startShell(t, out, "pool", `trap '' TERM; echo started; while :; do sleep 0.05; done`)
 	waitFor(t, 10*time.Second, contains(out, "pool               | started"))
 	begin := time.Now()
-	sup.Stop(300 * time.Millisecond)
+	sup.Stop(300*time.Millisecond, nil)
 	if took := time.Since(begin); took > 8*time.Second {
 		t.Fatalf("Stop took %s", took)
 	}
@@ -90,7 +90,7 @@ func TestSupervisorSignalsTheWholeProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup.Stop(5 * time.Second)
+	sup.Stop(5*time.Second, nil)
 	waitFor(t, 10*time.Second, func() error {
 		if alive(pid) {
 			return fmt.Errorf("grandchild %d still running", pid)

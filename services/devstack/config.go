@@ -8,6 +8,7 @@ package devstack
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/caarlos0/env/v11"
@@ -15,8 +16,9 @@ import (
 
 // Config is the dev stack's configuration, read once from the environment by LoadConfig.
 type Config struct {
-	// BinDir holds the service binaries (BIN_DIR, default .data/bin; `make run` builds there).
-	BinDir string `env:"BIN_DIR" envDefault:".data/bin"`
+	// BinDir holds the service binaries (BIN_DIR, default $DATA_DIR/bin; `make build` puts
+	// them there).
+	BinDir string `env:"BIN_DIR"`
 	// DataDir holds everything the stack keeps between runs (DATA_DIR, default .data).
 	DataDir string `env:"DATA_DIR" envDefault:".data"`
 	// DatabaseURL, when set, is used instead of the local cluster (DATABASE_URL).
@@ -59,6 +61,9 @@ type Config struct {
 	// ExtraEnv is appended to every child's environment (tests use it; not read from the
 	// environment).
 	ExtraEnv []string
+	// Hurry, when closed during a stop, kills the services still running instead of waiting
+	// StopTimeout for them (StopSignals; not read from the environment).
+	Hurry <-chan struct{} `env:"-"`
 }
 
 // LoadConfig reads a Config from environ (variable name to value; env.ToMap(os.Environ())
@@ -70,6 +75,9 @@ func LoadConfig(environ map[string]string) (Config, error) {
 	var cfg Config
 	if err := env.ParseWithOptions(&cfg, env.Options{Environment: environ}); err != nil {
 		return Config{}, fmt.Errorf("reading configuration: %w", err)
+	}
+	if cfg.BinDir == "" {
+		cfg.BinDir = filepath.Join(cfg.DataDir, "bin")
 	}
 	return cfg, cfg.Validate()
 }

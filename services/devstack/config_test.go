@@ -46,6 +46,10 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletMasterSeed != "seed" || cfg.Secrets.CronSecret != "" {
 		t.Fatalf("secrets: %+v", cfg.Secrets)
 	}
+	// Without BIN_DIR the binaries are where `make build` puts them: under DATA_DIR.
+	if cfg, err := LoadConfig(map[string]string{"DATA_DIR": "/var/dev"}); err != nil || cfg.BinDir != "/var/dev/bin" {
+		t.Fatalf("BinDir with DATA_DIR only: %q, %v", cfg.BinDir, err)
+	}
 	if got := cfg.GatewayURL(); got != "http://127.0.0.1:9000" {
 		t.Fatalf("GatewayURL = %s", got)
 	}

@@ -16,7 +16,16 @@ import (
 // fakeServiceEnv makes the test binary, started under a service's name, act as that service.
 const fakeServiceEnv = "DEVSTACK_FAKE_SERVICE"
 
+// mainHelperEnv makes the test binary act as the devstack command (Main), with fake services.
+const mainHelperEnv = "DEVSTACK_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(mainHelperEnv) != "" {
+		// The children (this binary again) must act as fake services, not as the command.
+		_ = os.Unsetenv(mainHelperEnv)
+		_ = os.Setenv(fakeServiceEnv, "1")
+		os.Exit(Main(nil, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(fakeServiceEnv) != "" {
 		os.Exit(fakeService(filepath.Base(os.Args[0])))
 	}

@@ -24,18 +24,28 @@ const Database = "payplat"
 // LocalPostgres is a PostgreSQL cluster kept under DATA_DIR/pg and run with the machine's
 // PostgreSQL binaries: trust authentication, TCP on 127.0.0.1 only, no Unix socket (its path
 // could exceed the socket path limit and its default directory may not be writable).
+//
+// The server runs as a child process of the dev stack (postgres itself, not daemonised by
+// pg_ctl), with the kernel told to send it SIGINT, PostgreSQL's fast shutdown, should the dev
+// stack die without stopping it: a dev stack killed with SIGKILL, or by a supervisor that gives
+// up waiting, never leaves its PostgreSQL behind.
 type LocalPostgres struct {
-	dir   string // DATA_DIR/pg, absolute; the cluster is in dir/data, the server log in dir/postgres.log
-	bin   string
-	port  int
-	cred  *syscall.Credential // the postgres user's, when running as root
-	log   *slog.Logger
-	adopt bool // the server was already running (left by a crashed run)
+	dir  string // DATA_DIR/pg, absolute; the cluster is in dir/data, the server log in dir/postgres.log
+	bin  string
+	port int
+	cred *syscall.Credential // the postgres user's, when running as root
+	log  *slog.Logger
+	// adopt: the server was already running when the stack started (left by a version of the
+	// dev stack that daemonised it, or started by hand); it is stopped with pg_ctl.
+	adopt bool
+
+	server *exec.Cmd     // the running server (nil when adopted or stopped)
+	exited chan struct{} // closed when server has exited
 }
 
 // StartLocalPostgres initialises the cluster in dir on first use, starts it on 127.0.0.1:port
-// (or adopts the server an earlier, crashed run left running, on whatever port it has), and
-// creates the Database if it is missing. Stop it with Stop.
+// (or adopts a server already running on the cluster, on whatever port it has, and says so),
+// and creates the Database if it is missing. Stop it with Stop.
 func StartLocalPostgres(ctx context.Context, dir string, port int, log *slog.Logger) (*LocalPostgres, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -45,7 +55,7 @@ func StartLocalPostgres(ctx context.Context, dir string, port int, log *slog.Log
 	if err := p.prepare(); err != nil {
 		return nil, err
 	}
-	if err := p.start(); err != nil {
+	if err := p.start(ctx); err != nil {
 		return nil, err
 	}
 	if err := ensureDatabase(ctx, p.URL("postgres"), Database); err != nil {
@@ -62,12 +72,53 @@ func (p *LocalPostgres) URL(db string) string {
 // Adopted reports whether the server was already running when the stack started.
 func (p *LocalPostgres) Adopted() bool { return p.adopt }
 
-// Stop shuts the server down (fast mode: sessions are disconnected, data is safe).
-func (p *LocalPostgres) Stop() error {
-	if err := p.run("pg_ctl", "stop", "-D", p.dataDir(), "-m", "fast", "-w", "-t", "60"); err != nil {
-		return fmt.Errorf("stopping PostgreSQL: %w", err)
+// stopWait bounds each step of a shutdown.
+const stopWait = 60 * time.Second
+
+// Stop shuts the server down in fast mode: sessions are disconnected, a checkpoint is written,
+// data is safe.
+func (p *LocalPostgres) Stop() error { return p.stop(syscall.SIGINT, "fast") }
+
+// StopImmediate stops the server at once, without a checkpoint, as a power cut would (what
+// `pg_ctl stop -m immediate` does): the next start runs crash recovery. For fault injection.
+func (p *LocalPostgres) StopImmediate() error { return p.stop(syscall.SIGQUIT, "immediate") }
+
+// Restart starts the server again after Stop or StopImmediate, on the same port.
+func (p *LocalPostgres) Restart(ctx context.Context) error {
+	if p.server != nil {
+		return errors.New("PostgreSQL is running")
 	}
-	return nil
+	return p.start(ctx)
+}
+
+func (p *LocalPostgres) stop(sig syscall.Signal, mode string) error {
+	if p.adopt {
+		if err := p.run("pg_ctl", "stop", "-D", p.dataDir(), "-m", mode, "-w", "-t", "60"); err != nil {
+			return fmt.Errorf("stopping PostgreSQL: %w", err)
+		}
+		p.adopt = false
+		return nil
+	}
+	if p.server == nil {
+		return nil
+	}
+	defer func() { p.server = nil }()
+	_ = p.server.Process.Signal(sig)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(stopWait):
+	}
+	p.log.Warn("PostgreSQL did not stop in time; stopping it immediately", "mode", mode, "waited", stopWait)
+	_ = p.server.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(stopWait):
+		_ = p.server.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("stopping PostgreSQL: killed after %s", 2*stopWait)
+	}
 }
 
 func (p *LocalPostgres) dataDir() string { return filepath.Join(p.dir, "data") }
@@ -93,28 +144,67 @@ func (p *LocalPostgres) prepare() error {
 	return p.run("initdb", "-D", p.dataDir(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale")
 }
 
-// start starts the server, or adopts it when a previous run left it running.
-func (p *LocalPostgres) start() error {
+// start starts the server and waits until it accepts connections, or adopts a server already
+// running on the cluster, with a warning that says which.
+func (p *LocalPostgres) start(ctx context.Context) error {
 	running, err := p.running()
 	if err != nil {
 		return err
 	}
 	if running {
-		if port, err := p.pidFilePort(); err == nil {
+		pid, port, err := p.pidFile()
+		if err == nil {
 			p.port = port
 		}
 		p.adopt = true
-		p.log.Info("adopting PostgreSQL left running by an earlier run", "port", p.port)
+		p.log.Warn("PostgreSQL was already running on this data directory (left by an earlier run, or started by hand); "+
+			"using it, and stopping it when this stack stops", "pid", pid, "port", p.port, "data", p.dataDir())
 		return nil
 	}
-	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200",
-		p.port)
-	p.log.Info("starting PostgreSQL", "addr", fmt.Sprintf("127.0.0.1:%d", p.port), "log", p.logFile())
-	err = p.run("pg_ctl", "start", "-D", p.dataDir(), "-l", p.logFile(), "-w", "-t", "60", "-o", opts)
+	logf, err := os.OpenFile(p.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(filepath.Join(p.bin, "postgres"), "-D", p.dataDir(), "-p", strconv.Itoa(p.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200")
+	cmd.Dir = p.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: a Ctrl-C in the terminal reaches only the dev stack, which stops
+	// the server after the services. Pdeathsig: it stops (fast) should the dev stack die.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGINT}
+	p.log.Info("starting PostgreSQL", "addr", fmt.Sprintf("127.0.0.1:%d", p.port), "log", p.logFile())
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting PostgreSQL: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	p.server, p.exited = cmd, exited
+	if err := p.waitAccepting(ctx); err != nil {
+		_ = p.stop(syscall.SIGQUIT, "immediate")
 		return fmt.Errorf("starting PostgreSQL: %w\n--- %s (last lines) ---\n%s", err, p.logFile(), tail(p.logFile(), 15))
 	}
 	return nil
+}
+
+// waitAccepting polls until the server accepts connections (crash recovery included), it
+// exits, or stopWait passes.
+func (p *LocalPostgres) waitAccepting(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	for {
+		err := p.answersItself(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return errors.New("the server exited")
+		case <-ctx.Done():
+			return fmt.Errorf("not accepting connections: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // running asks pg_ctl whether a server runs on the data directory: its status command exits
@@ -132,22 +222,44 @@ func (p *LocalPostgres) running() (bool, error) {
 	}
 }
 
-// pidFilePort reads the port from postmaster.pid (its fourth line).
-func (p *LocalPostgres) pidFilePort() (int, error) {
+// answersItself checks that the server on the port is this cluster's: another server holding
+// the port would answer while ours fails to bind it.
+func (p *LocalPostgres) answersItself(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var dir string
+	if err := conn.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return err
+	}
+	if dir != p.dataDir() {
+		return fmt.Errorf("port %d is served by the cluster in %s", p.port, dir)
+	}
+	return nil
+}
+
+// pidFile reads the server's pid and port from postmaster.pid (its first and fourth lines).
+func (p *LocalPostgres) pidFile() (pid, port int, err error) {
 	data, err := os.ReadFile(filepath.Join(p.dataDir(), "postmaster.pid"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	lines := strings.Split(string(data), "\n")
 	if len(lines) < 4 {
-		return 0, errors.New("short postmaster.pid")
+		return 0, 0, errors.New("short postmaster.pid")
 	}
-	return strconv.Atoi(strings.TrimSpace(lines[3]))
+	pid, _ = strconv.Atoi(strings.TrimSpace(lines[0]))
+	port, err = strconv.Atoi(strings.TrimSpace(lines[3]))
+	return pid, port, err
 }
 
-// run runs one of the PostgreSQL programs, as the postgres user when running as root, in its
-// own process group so that a Ctrl-C in the terminal reaches only the dev stack, which then
-// stops the server in order.
+// run runs one of the PostgreSQL programs (initdb, pg_ctl) to completion, as the postgres user
+// when running as root, in its own process group so that a Ctrl-C in the terminal reaches only
+// the dev stack.
 func (p *LocalPostgres) run(name string, args ...string) error {
 	cmd := exec.Command(filepath.Join(p.bin, name), args...)
 	cmd.Dir = p.dir // a working directory the postgres user can enter

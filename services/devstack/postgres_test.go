@@ -37,7 +37,8 @@ func TestLocalPostgresLifecycle(t *testing.T) {
 	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	log := testLogger(&syncBuffer{})
+	logs := &syncBuffer{}
+	log := testLogger(logs)
 
 	// First run: initdb, start, create the database.
 	pg, err := StartLocalPostgres(ctx, dir, port, log)
@@ -55,13 +56,18 @@ func TestLocalPostgresLifecycle(t *testing.T) {
 	}
 	execSQL(t, ctx, pg.URL(Database), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)")
 
-	// A crashed run left the server running: the next start adopts it.
+	// A server already runs on the cluster (an earlier dev stack that daemonised it, or one
+	// started by hand): the next start adopts it, and says so.
 	again, err := StartLocalPostgres(ctx, dir, freePort(t), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !again.Adopted() || again.URL(Database) != pg.URL(Database) {
 		t.Fatalf("running server not adopted on its port: adopted=%v url=%s", again.Adopted(), again.URL(Database))
+	}
+	// Never silently: the developer is told, at warn level, with the server's pid.
+	if err := contains(logs, "level=WARN msg=\"PostgreSQL was already running", "pid=")(); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := pg.Stop(); err != nil {

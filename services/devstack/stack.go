@@ -88,7 +88,7 @@ func (s *stack) run(ctx context.Context) error {
 		s.log.Info("stopping services")
 		// Our idle keep-alive connections must not hold up their graceful shutdown.
 		s.http.CloseIdleConnections()
-		sup.Stop(s.cfg.StopTimeout)
+		sup.Stop(s.cfg.StopTimeout, s.cfg.Hurry)
 	}()
 	for _, name := range Services {
 		if err := sup.Start(name, filepath.Join(s.cfg.BinDir, name), nil, s.cfg.ChildEnv(os.Environ(), name, r)); err != nil {

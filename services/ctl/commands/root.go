@@ -54,7 +54,8 @@ func NewRoot(o Options) *cobra.Command {
 		"admin token (default $ADMIN_TOKEN; prefer the variable, flags show in process lists)")
 	pf.BoolVar(&g.json, "json", false, "print JSON, for scripts")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Second, "give up after this long")
-	root.AddCommand(newCompaniesCommand(g), newKeysCommand(g), newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g))
+	root.AddCommand(newCompaniesCommand(g), newKeysCommand(g), newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g),
+		newWebhooksCommand(g))
 	return root
 }
 

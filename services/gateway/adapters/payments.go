@@ -93,7 +93,7 @@ func (a *Payments) List(ctx context.Context, p domain.Principal, f domain.Paymen
 }
 
 const paymentColumns = `payment_id, public_status, amount_micros, currency, merchant_id, tx_hash, created_at,
-    expires_at, confirmed_at`
+    expires_at, confirmed_at, has_created`
 
 func scanPayment(row pgx.CollectableRow) (domain.Payment, error) {
 	var (
@@ -101,7 +101,7 @@ func scanPayment(row pgx.CollectableRow) (domain.Payment, error) {
 		amount int64
 	)
 	err := row.Scan(&pm.ID, &pm.Status, &amount, &pm.Currency, &pm.MerchantID, &pm.TxHash, &pm.CreatedAt,
-		&pm.ExpiresAt, &pm.ConfirmedAt)
+		&pm.ExpiresAt, &pm.ConfirmedAt, &pm.Created)
 	pm.Amount = money.FromMicros(amount).String()
 	return pm, err
 }

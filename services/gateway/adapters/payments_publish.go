@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/pkg/events"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/domain"
@@ -36,21 +37,24 @@ func paymentEventID(p domain.Principal, paymentID, event string) string {
 // is found ACTIVE (SPEC §3.1: every payment call checks the merchant's status first).
 func (a *Payments) Process(ctx context.Context, p domain.Principal, requestID, merchantID string,
 	request func() (domain.PaymentRequest, error)) (domain.Payment, error) {
-	return a.publishAndWait(ctx, p, merchantID, request, func(*domain.Payment) bool { return true },
+	done := func(pm *domain.Payment) bool { return pm.Created }
+	return a.publishAndWait(ctx, p, merchantID, request, done,
 		func(m domain.PaymentMerchant, id string, req domain.PaymentRequest) []proto.Message {
 			now := time.Now().UTC()
 			return []proto.Message{&paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
 				MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
-				ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)}}
+				ExpiresAt: events.FormatTime(now.Add(req.ExpiresIn)), CreatedAt: events.FormatTime(now)}}
 		})
 }
 
 // Simulate publishes payment.created, payment.processing and payment.confirmed, in that order,
 // for a test-mode payment with a random customer wallet and transaction hash, and returns the
-// payment once the payments table shows it CONFIRMED. request is as for Process.
+// payment once the payments table shows it CONFIRMED with its payment.created applied: the
+// projection may apply the three events in any order (concurrent workers), and a row folded from
+// processing and confirmed alone has no expires_at yet. request is as for Process.
 func (a *Payments) Simulate(ctx context.Context, p domain.Principal, requestID, merchantID string,
 	request func() (domain.PaymentRequest, error)) (domain.Payment, error) {
-	done := func(pm *domain.Payment) bool { return pm.Status == domain.PaymentConfirmed }
+	done := func(pm *domain.Payment) bool { return pm.Created && pm.Status == domain.PaymentConfirmed }
 	return a.publishAndWait(ctx, p, merchantID, request, done,
 		func(m domain.PaymentMerchant, id string, req domain.PaymentRequest) []proto.Message {
 			now := time.Now().UTC()
@@ -58,13 +62,13 @@ func (a *Payments) Simulate(ctx context.Context, p domain.Principal, requestID, 
 			return []proto.Message{
 				&paymentv1.PaymentCreated{Meta: a.meta(p, id, "created", requestID, now), PaymentId: id,
 					MerchantId: m.ID, MerchantWallet: m.WalletAddress, Amount: req.Amount, Status: "PENDING",
-					ExpiresAt: rfc3339(now.Add(req.ExpiresIn)), CreatedAt: rfc3339(now)},
+					ExpiresAt: events.FormatTime(now.Add(req.ExpiresIn)), CreatedAt: events.FormatTime(now)},
 				&paymentv1.PaymentProcessing{Meta: a.meta(p, id, "processing", requestID, now), PaymentId: id,
 					MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount,
 					TxHash: tx, Status: "PROCESSING"},
 				&paymentv1.PaymentConfirmed{Meta: a.meta(p, id, "confirmed", requestID, now), PaymentId: id,
 					MerchantId: m.ID, MerchantWallet: m.WalletAddress, CustomerWallet: customer, Amount: req.Amount,
-					TxHash: tx, BlockExplorerUrl: SimulatedExplorerURL + tx, Status: "CONFIRMED", ConfirmedAt: rfc3339(now)},
+					TxHash: tx, BlockExplorerUrl: SimulatedExplorerURL + tx, Status: "CONFIRMED", ConfirmedAt: events.FormatTime(now)},
 			}
 		})
 }
@@ -154,8 +158,6 @@ func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, merch
 		}
 	}
 }
-
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

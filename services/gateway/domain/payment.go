@@ -43,6 +43,9 @@ type Payment struct {
 	CreatedAt    time.Time
 	ExpiresAt    *time.Time
 	ConfirmedAt  *time.Time
+	// Created says whether the projection has applied the payment's payment.created, the only
+	// event carrying expires_at: a row built from later events alone is not yet complete.
+	Created bool
 }
 
 // PaymentFilter selects a page of the payments list (SPEC §4.7).

@@ -1,9 +1,11 @@
 package domain
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	pooldomain "github.com/payplat/platform/services/pool/domain"
 )
@@ -59,6 +61,21 @@ type PoolTransaction struct {
 	Payment       *PoolPayment `json:"payment,omitempty"`
 	CreatedAt     time.Time    `json:"created_at"`
 	ConfirmedAt   *time.Time   `json:"confirmed_at"`
+}
+
+// MarshalJSON writes the transaction with its times in the API's one format (UTC, milliseconds).
+func (t PoolTransaction) MarshalJSON() ([]byte, error) {
+	type fields PoolTransaction // without this method
+	var confirmed *string
+	if t.ConfirmedAt != nil {
+		s := events.FormatTime(*t.ConfirmedAt)
+		confirmed = &s
+	}
+	return json.Marshal(struct {
+		fields
+		CreatedAt   string  `json:"created_at"`
+		ConfirmedAt *string `json:"confirmed_at"`
+	}{fields(t), events.FormatTime(t.CreatedAt), confirmed})
 }
 
 // PoolTransactionFilter selects a page of pool transactions, newest first.

@@ -9,9 +9,10 @@ import (
 
 // Errors raised by the HTTP layer itself. Use cases raise the errors of package domain.
 var (
-	errRouteNotFound            = errors.New("no such route")
-	errMethodNotAllowed         = errors.New("method not allowed on this route")
-	errUnsupportedMediaType     = errors.New("request body must be JSON (Content-Type: application/json)")
+	errRouteNotFound        = errors.New("no such route")
+	errMethodNotAllowed     = errors.New("method not allowed on this route")
+	errUnsupportedMediaType = errors.New("request body must be JSON: send the header Content-Type: application/json " +
+		"(curl -d sends application/x-www-form-urlencoded unless given -H 'Content-Type: application/json')")
 	errIdempotencyKeyReused     = errors.New("this Idempotency-Key was already used with a different request")
 	errIdempotencyKeyInProgress = errors.New("a request with this Idempotency-Key is still being processed")
 	errPanic                    = errors.New("panic while serving request")

@@ -63,6 +63,20 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 	assertError(t, g.do(req), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 }
 
+// A form-encoded body (what `curl -d` sends without a Content-Type header) gets a 415 that says
+// which header to send.
+func TestUnsupportedMediaTypeSaysWhichHeaderToSend(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	r := g.do(g.adminRequest(http.MethodPost, "/api/v1/admin/companies", `{"name":"Acme"}`,
+		"Content-Type", "application/x-www-form-urlencoded"))
+	assertError(t, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	msg, _ := r.json(t)["error"].(map[string]any)["message"].(string)
+	if !strings.Contains(msg, "Content-Type: application/json") || !strings.Contains(msg, "curl -d") {
+		t.Fatalf("415 message %q does not say which header to send", msg)
+	}
+}
+
 func TestJSONContentTypeVariantsAccepted(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)

@@ -31,8 +31,24 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Errorf("readyz: %d %s", r.status, r.body)
 	}
 	nc.Close()
-	if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusServiceUnavailable {
-		t.Errorf("readyz with NATS closed: %d %s", r.status, r.body)
+	for range 3 {
+		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusServiceUnavailable {
+			t.Errorf("readyz with NATS closed: %d %s", r.status, r.body)
+		}
+	}
+	// Not ready is an answer, not an error of the gateway: the transition is logged once at
+	// info, and no probe is logged as an error or a warning.
+	failing := 0
+	for _, rec := range g.logs.records(t) {
+		if rec["msg"] == "readiness check failing" && rec["level"] == "INFO" {
+			failing++
+		}
+		if rec["level"] == "ERROR" || rec["level"] == "WARN" {
+			t.Errorf("logged while not ready: %v", rec)
+		}
+	}
+	if failing != 1 {
+		t.Errorf("the readiness transition was logged %d times, want once", failing)
 	}
 }
 

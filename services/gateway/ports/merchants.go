@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -59,7 +60,7 @@ func newMerchantJSON(m domain.MerchantSummary) merchantJSON {
 }
 
 // merchantTime renders an ISO 8601 time in UTC with millisecond precision.
-func merchantTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func merchantTime(t time.Time) string { return events.FormatTime(t) }
 
 // listMerchants serves GET /api/v1/management/merchants: the company's merchants in the key's
 // environment, newest first, with their balances.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/services/gateway/domain"
 )
@@ -49,7 +50,7 @@ func (s *Server) paymentRoutes(svc PaymentService) {
 }
 
 // paymentTime renders an ISO 8601 time in UTC with millisecond precision.
-func paymentTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func paymentTime(t time.Time) string { return events.FormatTime(t) }
 
 type paymentMerchantJSON struct {
 	ID   string `json:"id"`

@@ -38,10 +38,12 @@ func newPaymentStack(t *testing.T) *paymentStack {
 	return s
 }
 
-// startProjection starts a replica of the payment-projection service.
+// startProjection starts a replica of the payment-projection service with as many workers as
+// production runs (each takes a batch off the consumer: one payment's events may be applied by
+// different workers, in any order).
 func (s *paymentStack) startProjection() {
 	s.t.Helper()
-	svctest.StartOn(s.t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100}),
+	svctest.StartOn(s.t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100, Workers: 3}),
 		s.dsn, s.natsURL)
 }
 

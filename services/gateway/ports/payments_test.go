@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -328,4 +329,64 @@ func TestPaymentProcessWaitsForProjection(t *testing.T) {
 	if len(l.Payments) != 1 || l.Payments[0].PaymentID != p.PaymentID {
 		t.Fatalf("list %+v", l)
 	}
+}
+
+// A simulated payment's 201 and the next GET /payments show it complete: CONFIRMED with its
+// expires_at (SPEC §2.7: only tx_hash and confirmed_at may be null). The projection's concurrent
+// workers may apply processing and confirmed before created, the only event carrying
+// expires_at; the gateway used to answer as soon as the row was CONFIRMED. A race, so it is
+// run many times.
+func TestSimulatedPaymentIsCompleteInItsResponseAndTheNextRead(t *testing.T) {
+	t.Parallel()
+	s := newPaymentStack(t)
+	c := s.createCompany("Acme Read Your Writes")
+	m := s.payMerchant(c, "test", "Race Shop", "ACTIVE")
+	key := c.Keys["sk_test"]
+	const rounds, parallel = 120, 4
+	errs := make(chan error, rounds)
+	var wg sync.WaitGroup
+	for w := range parallel {
+		wg.Go(func() {
+			for i := w; i < rounds; i += parallel {
+				errs <- checkCompleteSimulation(s, key, m)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkCompleteSimulation(s *paymentStack, key, merchant string) error {
+	r := s.payCall(key, http.MethodPost, "/api/v1/dashboard/payments/simulate",
+		fmt.Sprintf(`{"merchant_id":%q,"amount":"0.01"}`, merchant))
+	if r.status != http.StatusCreated {
+		return fmt.Errorf("simulate: %d %s", r.status, r.body)
+	}
+	var created paymentCreatedBody
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		return err
+	}
+	p := created.Payment
+	if p.Status != "CONFIRMED" || p.ExpiresAt == nil || p.TxHash == nil || p.ConfirmedAt == nil {
+		return fmt.Errorf("simulate answered a partial payment: %s", r.body)
+	}
+	l := s.payCall(key, http.MethodGet, paymentsPath+"?limit=100", "")
+	var list payList
+	if err := json.Unmarshal(l.body, &list); err != nil {
+		return err
+	}
+	for _, q := range list.Payments {
+		if q.PaymentID == p.PaymentID {
+			if q.Status != "CONFIRMED" || q.ExpiresAt == nil || *q.ExpiresAt != *p.ExpiresAt {
+				return fmt.Errorf("the next read shows a partial payment: %+v", q)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("payment %s not in the next read", p.PaymentID)
 }

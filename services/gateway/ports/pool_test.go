@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 
@@ -300,6 +301,9 @@ func TestPoolSettingsAndSimulatedDeposit(t *testing.T) {
 	if dep.Transaction.Type != "DEPOSIT" || dep.Transaction.Amount != "300.00" || dep.Transaction.BalanceAfter != "300.00" ||
 		dep.Balance["balance"] != "300.00" || dep.Balance["is_low"] != false || dep.Balance["remaining_before_alert"] != "49.50" {
 		t.Fatalf("simulated deposit: %s", r.body)
+	}
+	if !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(dep.Transaction.TxHash) {
+		t.Fatalf("simulated deposit tx_hash %q is not a 32-byte hex hash", dep.Transaction.TxHash)
 	}
 	if l := s.list(sk, ""); l.Pagination.Total != 1 || l.Transactions[0].ID != dep.Transaction.ID {
 		t.Fatalf("deposit not listed at once: %+v", l)

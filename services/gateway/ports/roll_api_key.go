@@ -2,23 +2,23 @@ package ports
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
 type apiKeyResponse struct {
-	ID          string    `json:"id"`
-	CompanyID   string    `json:"company_id"`
-	Type        string    `json:"type"`
-	Kind        string    `json:"kind"`
-	Environment string    `json:"environment"`
-	Prefix      string    `json:"prefix"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string `json:"id"`
+	CompanyID   string `json:"company_id"`
+	Type        string `json:"type"`
+	Kind        string `json:"kind"`
+	Environment string `json:"environment"`
+	Prefix      string `json:"prefix"`
+	CreatedAt   string `json:"created_at"`
 	// Key is the new key itself, shown only in this response.
 	Key string `json:"key"`
 }
@@ -56,7 +56,7 @@ func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) {
 		Kind:        string(t.Kind),
 		Environment: string(t.Environment),
 		Prefix:      k.DisplayPrefix(),
-		CreatedAt:   k.CreatedAt(),
+		CreatedAt:   events.FormatTime(k.CreatedAt()),
 		Key:         issued.Plain,
 	}})
 }

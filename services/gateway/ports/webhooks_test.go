@@ -156,6 +156,10 @@ func TestWebhookConfigSecretRollAndValidation(t *testing.T) {
 	path := "/api/v1/dashboard/webhooks/config"
 	assertError(t, st.call("", http.MethodPost, path, `{"rollSecret":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
 	assertError(t, st.call(c.Keys["pk_test"], http.MethodPost, path, `{"rollSecret":true}`), http.StatusUnauthorized, "UNAUTHORIZED")
+	// A first configuration needs a URL: no endpoint (and no secret) for nowhere.
+	for _, body := range []string{`{"enabled":false}`, `{"rollSecret":true}`, `{}`, `{"url":""}`} {
+		assertError(t, st.call(sk, http.MethodPost, path, body), http.StatusBadRequest, "VALIDATION_ERROR", "url")
+	}
 
 	r := st.call(sk, http.MethodPost, path, `{"url":`+quote(st.receiver.URL+"/hooks")+`}`)
 	if r.status != http.StatusOK {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
@@ -143,6 +144,6 @@ func expiredEvent(d due) *paymentv1.PaymentExpired {
 		MerchantId: d.merchant,
 		Amount:     money.FromMicros(d.amount).String(),
 		Status:     domain.StatusExpired,
-		ExpiredAt:  d.expiresAt.UTC().Format(time.RFC3339Nano),
+		ExpiredAt:  events.FormatTime(d.expiresAt),
 	}
 }

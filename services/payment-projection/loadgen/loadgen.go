@@ -65,10 +65,10 @@ func Lifecycle(t Tenant, n int, at time.Time) ([]proto.Message, Payment) {
 		return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.New(at), CompanyId: t.CompanyID,
 			Environment: t.Environment, CorrelationId: id}
 	}
-	ts := at.UTC().Format(time.RFC3339Nano)
+	ts := events.FormatTime(at)
 	msgs := []proto.Message{
 		&paymentv1.PaymentCreated{Meta: meta(), PaymentId: id, MerchantId: merchant.ID, MerchantWallet: merchant.Wallet,
-			Amount: amount, Status: "PENDING", ExpiresAt: at.Add(time.Hour).UTC().Format(time.RFC3339Nano), CreatedAt: ts},
+			Amount: amount, Status: "PENDING", ExpiresAt: events.FormatTime(at.Add(time.Hour)), CreatedAt: ts},
 		&paymentv1.PaymentProcessing{Meta: meta(), PaymentId: id, MerchantId: merchant.ID, MerchantWallet: merchant.Wallet,
 			CustomerWallet: customer, Amount: amount, TxHash: tx, Status: "PROCESSING"},
 		&paymentv1.PaymentConfirmed{Meta: meta(), PaymentId: id, MerchantId: merchant.ID, MerchantWallet: merchant.Wallet,

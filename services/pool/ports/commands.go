@@ -200,16 +200,18 @@ func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
 	c.respond(req, out)
 }
 
-// simulatedTxHash is the tx hash of a simulated deposit: derived from the request id when there
-// is one (a repeated request is the same deposit), random otherwise.
+// simulatedTxHash is the tx hash of a simulated deposit, a well-formed 32-byte hash like a real
+// one: derived from the request id when there is one (a repeated request is the same deposit),
+// random otherwise.
 func simulatedTxHash(id domain.ID, requestID string) string {
+	sum := make([]byte, 32)
 	if requestID == "" {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		return "0xsim" + hex.EncodeToString(b)[:60]
+		_, _ = rand.Read(sum)
+	} else {
+		h := sha256.Sum256([]byte(id.StreamID() + "\x00" + requestID))
+		sum = h[:]
 	}
-	sum := sha256.Sum256([]byte(id.StreamID() + "\x00" + requestID))
-	return "0xsim" + hex.EncodeToString(sum[:])[:60]
+	return "0x" + hex.EncodeToString(sum)
 }
 
 type validationError struct {

@@ -50,6 +50,10 @@ func (d *Dispatcher) Configure(ctx context.Context, cmd Configure) (Configured, 
 		case !exists:
 			e.Enabled = e.URL != ""
 		}
+		if !exists && e.URL == "" {
+			// Nothing to deliver to, and a secret for no endpoint: refuse rather than store it.
+			return domain.Invalid("url", "is required when webhooks are configured for the first time")
+		}
 		if e.Enabled && e.URL == "" {
 			return domain.Invalid("url", "is required to enable webhooks")
 		}

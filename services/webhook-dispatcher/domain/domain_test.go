@@ -28,12 +28,14 @@ func TestStandardSignatureMatchesTheStandardsVector(t *testing.T) {
 	}
 }
 
+// The payload has the catalogue fields in order, and its times in the API's one format (UTC,
+// milliseconds) whatever precision and offset the publisher used.
 func TestPayloadHasExactlyTheCatalogueFieldsInOrder(t *testing.T) {
 	msg := &devicev1.DeviceRegistered{
 		Meta:     &commonv1.EventMeta{EventId: "x", OccurredAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC))},
 		DeviceId: "dev_1", MerchantId: "m<1>", DeviceUuid: "u", PublicKey: "pk",
 		Metadata:     &devicev1.DeviceMetadata{Model: "Pixel", Platform: "android", OsVersion: "15", AppVersion: "1.2"},
-		RegisteredAt: "2026-01-02T03:04:05Z",
+		RegisteredAt: "2026-01-02T04:04:05.123456789+01:00",
 	}
 	b, err := domain.Payload("device.registered", msg.Meta.OccurredAt.AsTime(), msg)
 	if err != nil {
@@ -41,7 +43,7 @@ func TestPayloadHasExactlyTheCatalogueFieldsInOrder(t *testing.T) {
 	}
 	want := `{"event":"device.registered","timestamp":"2026-01-02T03:04:05.006Z","data":{"device_id":"dev_1",` +
 		`"merchant_id":"m<1>","device_uuid":"u","public_key":"pk","metadata":{"model":"Pixel","platform":"android",` +
-		`"os_version":"15","app_version":"1.2"},"registered_at":"2026-01-02T03:04:05Z"}}`
+		`"os_version":"15","app_version":"1.2"},"registered_at":"2026-01-02T03:04:05.123Z"}}`
 	if string(b) != want {
 		t.Fatalf("payload\n got %s\nwant %s", b, want)
 	}

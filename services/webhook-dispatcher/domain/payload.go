@@ -12,12 +12,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/payplat/platform/pkg/events"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 )
 
-// TimeLayout is how the envelope's timestamp and the log's times are written: ISO 8601 in UTC
-// with milliseconds.
-const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+// TimeLayout is how the envelope's timestamp, the data's times and the log's times are written:
+// RFC 3339 in UTC with milliseconds, as everywhere in the API.
+const TimeLayout = events.TimeLayout
 
 // metaField is the metadata block every bus event carries; it is not part of a webhook's data.
 const metaField = "meta"
@@ -25,8 +26,9 @@ const metaField = "meta"
 // Payload serialises the webhook envelope of SPEC 2.9 for an event: {"event", "timestamp",
 // "data"}, where data holds exactly the fields of the event's message other than its metadata
 // block and the fields marked internal (payplat.common.v1.internal: data the platform keeps for
-// its own consumers, such as the time of finality of a pool deposit), in declaration order, named as in SPEC 6.4 (the contract's field names are the
-// specification's). Strings stay strings; a nested message (device.registered metadata) becomes
+// its own consumers, such as the time of finality of a pool deposit), in declaration order,
+// named as in SPEC 6.4 (the contract's field names are the specification's). Strings stay
+// strings, times are rewritten in TimeLayout; a nested message (device.registered metadata) becomes
 // an object of its string members, always present. The bytes are produced once per delivery and
 // stored, so every attempt sends and signs the same bytes.
 func Payload(eventType string, occurredAt time.Time, msg proto.Message) ([]byte, error) {
@@ -79,7 +81,12 @@ func writeValue(b *bytes.Buffer, m protoreflect.Message, fd protoreflect.FieldDe
 	}
 	switch fd.Kind() {
 	case protoreflect.StringKind:
-		writeString(b, m.Get(fd).String())
+		v := m.Get(fd).String()
+		if events.IsTimestamp(fd) {
+			// Publishers may send any RFC 3339 precision and offset; partners get one format.
+			v = events.NormalizeTime(v)
+		}
+		writeString(b, v)
 		return nil
 	case protoreflect.MessageKind:
 		// Get of an unset message field returns an empty read-only message: the object is

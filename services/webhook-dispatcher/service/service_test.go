@@ -125,6 +125,10 @@ func dataOf(m protoreflect.Message) map[string]any {
 			// are checked in the domain package).
 		case fd.Kind() == protoreflect.MessageKind:
 			out[string(fd.Name())] = dataOf(m.Get(fd).Message())
+		case events.IsTimestamp(fd):
+			// Times are sent in the API's format (UTC, milliseconds; the exact text is checked
+			// in the domain package).
+			out[string(fd.Name())] = events.NormalizeTime(m.Get(fd).String())
 		default:
 			out[string(fd.Name())] = m.Get(fd).String()
 		}
