@@ -8,14 +8,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -135,17 +139,23 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 	}
 	rt := &Runtime{Config: cfg, Log: log, Registry: prometheus.NewRegistry(), checks: map[string]health.Check{}}
 	rt.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if err := migrate.Up(ctx, cfg.DatabaseURL, migrate.Set{Schema: o.Schema, Sources: o.Migrations}); err != nil {
-		return nil, err
-	}
-	db, err := pg.Connect(ctx, cfg.DatabaseURL, o.Schema)
+	// Dependencies started beside the service (or restarting) may not answer yet: wait for
+	// them instead of exiting, so that any start order works.
+	err := waitFor(ctx, log, "PostgreSQL", func(ctx context.Context) error {
+		if err := migrate.Up(ctx, cfg.DatabaseURL, migrate.Set{Schema: o.Schema, Sources: o.Migrations}); err != nil {
+			return unlessUnreachable(err)
+		}
+		db, err := pg.Connect(ctx, cfg.DatabaseURL, o.Schema)
+		rt.DB = db
+		return unlessUnreachable(err)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rt.DB = db
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+	nc, err := nats.Connect(cfg.NATSURL, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true))
 	if err != nil {
-		db.Close()
+		rt.DB.Close()
 		return nil, fmt.Errorf("connecting to NATS: %w", err)
 	}
 	rt.NC = nc
@@ -153,11 +163,73 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 		rt.close()
 		return nil, err
 	}
-	if err := provision(ctx, rt); err != nil {
+	if err := waitFor(ctx, log, "NATS JetStream (streams)", func(ctx context.Context) error { return provision(ctx, rt) }); err != nil {
 		rt.close()
 		return nil, err
 	}
 	return rt, nil
+}
+
+// permanentError is a failure that waiting cannot cure (a migration that does not apply).
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+// unlessUnreachable marks err permanent unless it says that PostgreSQL cannot be reached or is
+// not accepting connections yet (starting, recovering, shutting down).
+func unlessUnreachable(err error) error {
+	var (
+		connect *pgconn.ConnectError
+		pgErr   *pgconn.PgError
+		netErr  net.Error
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &connect), errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded), pgconn.SafeToRetry(err):
+		return err
+	case errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")):
+		return err
+	case strings.Contains(err.Error(), "connect: connection refused"), strings.Contains(err.Error(), "failed to connect"):
+		return err // goose flattens the errors it wraps
+	default:
+		return permanentError{err}
+	}
+}
+
+// waitFor runs step until it succeeds, fails permanently (permanentError) or ctx ends, each try
+// bounded by 10 seconds, backing off up to 5 seconds between tries. It logs the first failure at
+// info and a warning every 30 seconds while it lasts.
+func waitFor(ctx context.Context, log *slog.Logger, what string, step func(context.Context) error) error {
+	start, warned := time.Now(), time.Now()
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := step(sctx)
+		cancel()
+		var permanent permanentError
+		switch {
+		case errors.As(err, &permanent):
+			return permanent.error
+		case err == nil:
+			if time.Since(start) > time.Second {
+				log.Info("dependency answered", "dependency", what, "waited", time.Since(start).Round(time.Millisecond).String())
+			}
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		case wait == 200*time.Millisecond:
+			log.Info("waiting for a dependency", "dependency", what, "err", err)
+		case time.Since(warned) > 30*time.Second:
+			warned = time.Now()
+			log.Warn("still waiting for a dependency", "dependency", what, "waited", time.Since(start).Round(time.Second).String(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		case <-time.After(wait):
+		}
+	}
 }
 
 func (rt *Runtime) start(ctx context.Context, o Options) error {

@@ -3,20 +3,28 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
@@ -102,3 +110,96 @@ func streamNames() []string {
 }
 
 var _ jetstream.JetStream
+
+// proxyLater forwards connections from a reserved loopback port to target, but only once started:
+// until then the port refuses connections, as a database that is not up yet does.
+type proxyLater struct {
+	addr, target string
+}
+
+func (p proxyLater) start(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", p.target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+}
+
+// A service started before PostgreSQL and NATS answer waits for them and becomes ready, instead
+// of exiting (found by the chaos check: services started beside a NATS server that was not
+// listening yet exited with "no servers available for connection").
+func TestServiceWaitsForDependenciesStartedAfterIt(t *testing.T) {
+	t.Parallel()
+	o := options()
+	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := testkit.FreePorts(t, 2)
+	pgProxy := proxyLater{addr: fmt.Sprintf("127.0.0.1:%d", ports), target: u.Host}
+	u.Host = pgProxy.addr
+	natsPort := ports + 1
+	cfg := svc.Config{Common: config.Common{DatabaseURL: u.String(), NATSURL: fmt.Sprintf("nats://127.0.0.1:%d", natsPort),
+		HealthAddr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: time.Minute}
+	ready := make(chan *svc.Runtime, 1)
+	o.OnReady = func(rt *svc.Runtime) { ready <- rt }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx, cfg, o, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	select {
+	case err := <-done:
+		t.Fatalf("the service exited while its dependencies were down: %v", err)
+	case <-time.After(time.Second):
+	}
+	pgProxy.start(t)
+	srv, err := natsx.StartEmbedded(natsx.EmbeddedOptions{Port: natsPort, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("service stopped: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the service was not ready a minute after its dependencies came up")
+	}
+}
+
+// A failure that waiting cannot cure (a migration that does not apply) still stops the service.
+func TestServiceStopsOnAMigrationThatFails(t *testing.T) {
+	t.Parallel()
+	o := options()
+	dsn := testkit.NewDatabase(t)
+	o.Migrations = append(o.Migrations, fstest.MapFS{"99999_broken.sql": {Data: []byte("-- +goose Up\nSELECT nope FROM nowhere;\n")}})
+	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: testkit.NATS(t), HealthAddr: "127.0.0.1:0",
+		ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := svc.Run(ctx, cfg, o, slog.New(slog.DiscardHandler))
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Fatalf("Run = %v (ctx %v), want the migration's error at once", err, ctx.Err())
+	}
+}

@@ -50,7 +50,7 @@ func startTempCluster() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	port, err := freePorts(1)
+	port, err := FreePortRange(1)
 	if err != nil {
 		return "", err
 	}

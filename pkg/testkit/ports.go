@@ -15,14 +15,15 @@ import (
 // and the server then fails to bind it.
 func FreePorts(t testing.TB, n int) int {
 	t.Helper()
-	base, err := freePorts(n)
+	base, err := FreePortRange(n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return base
 }
 
-func freePorts(n int) (int, error) {
+// FreePortRange is FreePorts for programs that are not tests (the chaos run).
+func FreePortRange(n int) (int, error) {
 	for range 200 {
 		base := 20000 + rand.IntN(12000-n)
 		ok := true

@@ -39,9 +39,10 @@ type gateway struct {
 }
 
 type setup struct {
-	cfg    func(*service.Config)
-	routes func(*ports.Server)
-	checks func(db *pgxpool.Pool) map[string]health.Check
+	apiOpts []service.APIOption
+	cfg     func(*service.Config)
+	routes  func(*ports.Server)
+	checks  func(db *pgxpool.Pool) map[string]health.Check
 }
 
 func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
@@ -64,7 +65,7 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	if st.checks != nil {
 		checks = st.checks(db)
 	}
-	api, err := service.NewAPI(cfg, db, checks, logx.New("json", "debug", g.logs), prometheus.NewRegistry())
+	api, err := service.NewAPI(cfg, db, checks, logx.New("json", "debug", g.logs), prometheus.NewRegistry(), st.apiOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +79,10 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 }
 
 func withConfig(f func(*service.Config)) func(*setup) { return func(s *setup) { s.cfg = f } }
+
+func withAPIOption(o service.APIOption) func(*setup) {
+	return func(s *setup) { s.apiOpts = append(s.apiOpts, o) }
+}
 
 func withRoutes(f func(*ports.Server)) func(*setup) { return func(s *setup) { s.routes = f } }
 

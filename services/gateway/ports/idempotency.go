@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -63,7 +64,10 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 
 func (s *Server) runOnce(w http.ResponseWriter, r *http.Request, next http.Handler,
 	scope, key string, fp []byte) {
-	ctx := r.Context()
+	// The key's lease must outlive the request: bound the request well within it.
+	ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	owner, earlier, err := s.idem.Begin(ctx, scope, key, fp)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -85,17 +89,49 @@ func (s *Server) runOnce(w http.ResponseWriter, r *http.Request, next http.Handl
 	done = true
 	if rec.status >= http.StatusInternalServerError {
 		s.release(ctx, scope, key, owner)
-	} else if err := s.idem.Complete(context.WithoutCancel(ctx), scope, key, owner, rec.stored()); err != nil {
-		// The work is done; answer it. A repeat finds the key in flight until its lease ends.
-		s.log.ErrorContext(ctx, "storing idempotent response", "error", err)
+	} else {
+		stored := rec.stored()
+		s.settle(ctx, "storing idempotent response", func(ctx context.Context) error {
+			return s.idem.Complete(ctx, scope, key, owner, stored)
+		})
 	}
 	rec.sendTo(w)
 }
 
 func (s *Server) release(ctx context.Context, scope, key string, owner uuid.UUID) {
-	if err := s.idem.Release(context.WithoutCancel(ctx), scope, key, owner); err != nil {
-		s.log.ErrorContext(ctx, "releasing idempotency key", "error", err)
+	s.settle(ctx, "releasing idempotency key", func(ctx context.Context) error {
+		return s.idem.Release(ctx, scope, key, owner)
+	})
+}
+
+// settleRetry bounds how long a failed release or store of a key is retried in the background:
+// past the key's lease a retry of the request takes the key over anyway.
+const settleRetry = 5 * time.Minute
+
+// settle runs fn, the end of a key's claim (storing the response, or releasing the key after a
+// 5xx). When the database fails it (PostgreSQL restarting), the claim would hold the key until
+// its lease ends, and every retry of the request would get 409 IDEMPOTENCY_KEY_IN_PROGRESS
+// meanwhile: fn is retried in the background until it succeeds, so the key is settled as soon
+// as the database is back. Both statements are conditional on the claim, so a late success
+// never touches a key another request has taken over.
+func (s *Server) settle(ctx context.Context, what string, fn func(context.Context) error) {
+	ctx = context.WithoutCancel(ctx)
+	err := fn(ctx)
+	if err == nil {
+		return
 	}
+	s.log.WarnContext(ctx, what+" failed; retrying in the background", "error", err)
+	go func() {
+		deadline := time.Now().Add(settleRetry)
+		for wait := 100 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 5*time.Second) {
+			time.Sleep(wait)
+			if err = fn(ctx); err == nil {
+				s.log.InfoContext(ctx, what+" succeeded on a later try")
+				return
+			}
+		}
+		s.log.ErrorContext(ctx, what+" kept failing; the key is held until its lease ends", "error", err)
+	}()
 }
 
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, earlier *domain.IdempotencyRecord, fp []byte) {

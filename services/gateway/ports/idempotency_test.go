@@ -2,16 +2,22 @@ package ports_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
+	"github.com/payplat/platform/services/gateway/service"
 )
 
 const companies = "/api/v1/admin/companies"
@@ -218,5 +224,74 @@ func TestIdempotencyKeyFormat(t *testing.T) {
 				t.Errorf("status %d: %s", r.status, r.body)
 			}
 		})
+	}
+}
+
+// flakyIdempotency is the real store with the database failing the first releases and stores of
+// claims, as while PostgreSQL restarts.
+type flakyIdempotency struct {
+	ports.IdempotencyStore
+	failReleases, failCompletes atomic.Int32
+}
+
+func (f *flakyIdempotency) Release(ctx context.Context, scope, key string, owner uuid.UUID) error {
+	if f.failReleases.Add(-1) >= 0 {
+		return errors.New("releasing idempotency key: unexpected EOF")
+	}
+	return f.IdempotencyStore.Release(ctx, scope, key, owner)
+}
+
+func (f *flakyIdempotency) Complete(ctx context.Context, scope, key string, owner uuid.UUID, resp domain.StoredResponse) error {
+	if f.failCompletes.Add(-1) >= 0 {
+		return errors.New("storing idempotent response: connection refused")
+	}
+	return f.IdempotencyStore.Complete(ctx, scope, key, owner, resp)
+}
+
+// Defect found by the chaos check (PostgreSQL stopped mid-request): the release of a key after a
+// 5xx failed, and every retry with the key got 409 IDEMPOTENCY_KEY_IN_PROGRESS until the lease
+// ran out (5 minutes then); and a response whose storing failed could not be replayed. The
+// gateway now settles the claim in the background as soon as the database answers again.
+func TestKeyIsSettledOnceTheDatabaseIsBackDefectStuckKeyAfterFailedRelease(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	flaky := &flakyIdempotency{}
+	flaky.failReleases.Store(3)
+	flaky.failCompletes.Store(2)
+	g := newGateway(t, withAPIOption(service.WithIdempotencyDecorator(func(s ports.IdempotencyStore) ports.IdempotencyStore {
+		flaky.IdempotencyStore = s
+		return flaky
+	})), withRoutes(func(s *ports.Server) {
+		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+			_, _ = fmt.Fprintf(w, `{"call":%d}`, calls.Load())
+		}, ports.AdminToken)
+	}))
+	key := uuid.NewString()
+	if r := g.admin(http.MethodPost, "/api/v1/admin/flaky", `{}`, "Idempotency-Key", key); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("first attempt: %d", r.status)
+	}
+	var done response
+	testkit.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		done = g.admin(http.MethodPost, "/api/v1/admin/flaky", `{}`, "Idempotency-Key", key)
+		if done.status != http.StatusCreated {
+			return fmt.Errorf("retry: %d %s", done.status, done.body)
+		}
+		return nil
+	})
+	// The response's storing failed twice: it is stored by a later try, then replayed.
+	testkit.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		r := g.admin(http.MethodPost, "/api/v1/admin/flaky", `{}`, "Idempotency-Key", key)
+		if r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.body, done.body) {
+			return fmt.Errorf("replay: %d %s %v", r.status, r.body, r.header)
+		}
+		return nil
+	})
+	if calls.Load() != 2 {
+		t.Fatalf("handler ran %d times, want 2", calls.Load())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,7 +36,13 @@ type Deps struct {
 	Pool PoolService
 	// Payments serves the payment endpoints (ports/payments.go); nil leaves them out.
 	Payments PaymentService
+	// RequestTimeout bounds a request that holds an Idempotency-Key (DefaultRequestTimeout
+	// when zero), so that the key's lease outlives it.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is Deps.RequestTimeout when unset.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Server is the gateway's HTTP handler.
 type Server struct {
@@ -49,6 +56,8 @@ type Server struct {
 	handler http.Handler
 	// merchants serves the merchant endpoints (ports/merchants.go).
 	merchants MerchantService
+	// requestTimeout bounds a request that holds an Idempotency-Key.
+	requestTimeout time.Duration
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -68,6 +77,11 @@ func NewServer(d Deps) (*Server, error) {
 		cron:    newBearerSecret(d.CronSecret),
 		router:  mux.NewRouter(),
 		metrics: m,
+
+		requestTimeout: d.RequestTimeout,
+	}
+	if s.requestTimeout <= 0 {
+		s.requestTimeout = DefaultRequestTimeout
 	}
 	s.merchants = d.Merchants
 	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/payplat/platform/pkg/config"
@@ -23,8 +24,11 @@ type Config struct {
 	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
 
 	// IdempotencyLease is how long a request in flight holds its Idempotency-Key before it is
-	// presumed dead and a retry may take the key over. Keep it above the longest request.
-	IdempotencyLease time.Duration `env:"GATEWAY_IDEMPOTENCY_LEASE" envDefault:"5m"`
+	// presumed dead (its gateway was killed) and a retry may take the key over. It must
+	// outlive the request: at least twice RequestTimeout (LoadFrom checks it).
+	IdempotencyLease time.Duration `env:"GATEWAY_IDEMPOTENCY_LEASE" envDefault:"1m"`
+	// RequestTimeout bounds a request that holds an Idempotency-Key (GATEWAY_REQUEST_TIMEOUT).
+	RequestTimeout time.Duration `env:"GATEWAY_REQUEST_TIMEOUT" envDefault:"30s"`
 	// IdempotencyRetention is how long a stored response is replayed for its key.
 	IdempotencyRetention time.Duration `env:"GATEWAY_IDEMPOTENCY_RETENTION" envDefault:"24h"`
 
@@ -36,12 +40,30 @@ type Config struct {
 
 // Load reads the configuration from the environment.
 func Load() (Config, error) {
-	return config.Load[Config]()
+	c, err := config.Load[Config]()
+	if err != nil {
+		return c, err
+	}
+	return c, c.validate()
 }
 
 // LoadFrom reads the configuration from environ (tests, tools).
 func LoadFrom(environ map[string]string) (Config, error) {
-	return config.LoadFrom[Config](environ)
+	c, err := config.LoadFrom[Config](environ)
+	if err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// validate refuses a lease that a request could outlive: a retry would then run the request a
+// second time while the first still runs.
+func (c Config) validate() error {
+	if c.RequestTimeout <= 0 || c.IdempotencyLease < 2*c.RequestTimeout {
+		return fmt.Errorf("GATEWAY_IDEMPOTENCY_LEASE (%s) must be at least twice GATEWAY_REQUEST_TIMEOUT (%s), which must be positive",
+			c.IdempotencyLease, c.RequestTimeout)
+	}
+	return nil
 }
 
 // withDefaults fills the zero values of a Config built by hand rather than loaded, so that a
@@ -53,8 +75,11 @@ func (c Config) withDefaults() Config {
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 15 * time.Second
 	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
 	if c.IdempotencyLease <= 0 {
-		c.IdempotencyLease = 5 * time.Minute
+		c.IdempotencyLease = 2 * c.RequestTimeout
 	}
 	if c.IdempotencyRetention <= 0 {
 		c.IdempotencyRetention = 24 * time.Hour

@@ -140,14 +140,28 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 // logging to log and registering its metrics on reg. New uses it; tests use it to drive the
 // real router without a listener or a bus.
 func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *slog.Logger,
-	reg *prometheus.Registry) (*ports.Server, error) {
+	reg *prometheus.Registry, opts ...APIOption) (*ports.Server, error) {
 	cfg = cfg.withDefaults()
-	idem := adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
+	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
+	for _, o := range opts {
+		idem = o.wrapIdempotency(idem)
+	}
 	keys := adapters.NewCachedKeys(adapters.NewCompanyRepository(db), cfg.KeyCacheTTL, log)
 	return newAPI(cfg, db, nil, keys, idem, checks, log, reg)
 }
 
-func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem *adapters.IdempotencyStore,
+// APIOption adjusts NewAPI.
+type APIOption struct {
+	wrapIdempotency func(ports.IdempotencyStore) ports.IdempotencyStore
+}
+
+// WithIdempotencyDecorator wraps the Idempotency-Key store (tests inject database failures
+// around the real store with it).
+func WithIdempotencyDecorator(wrap func(ports.IdempotencyStore) ports.IdempotencyStore) APIOption {
+	return APIOption{wrapIdempotency: wrap}
+}
+
+func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem ports.IdempotencyStore,
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
 	return ports.NewServer(ports.Deps{
 		App:         newApplication(db, keys),
@@ -161,6 +175,8 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 		Webhooks:    adapters.NewWebhooks(db, nc),
 		Pool:        adapters.NewPool(db, nc),
 		Payments:    adapters.NewPayments(db, nc),
+
+		RequestTimeout: cfg.RequestTimeout,
 	})
 }
 

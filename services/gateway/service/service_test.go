@@ -266,3 +266,16 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 		return nil
 	})
 }
+
+// A lease that a request could outlive is refused at start: a retry would run the request again
+// while the first still runs.
+func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
+	t.Parallel()
+	if _, err := service.LoadFrom(map[string]string{"GATEWAY_IDEMPOTENCY_LEASE": "50s", "GATEWAY_REQUEST_TIMEOUT": "30s"}); err == nil {
+		t.Fatal("a 50s lease with 30s requests was accepted")
+	}
+	cfg, err := service.LoadFrom(map[string]string{})
+	if err != nil || cfg.IdempotencyLease != time.Minute || cfg.RequestTimeout != 30*time.Second {
+		t.Fatalf("defaults: %v %v %v", cfg.IdempotencyLease, cfg.RequestTimeout, err)
+	}
+}

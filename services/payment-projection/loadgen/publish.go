@@ -67,7 +67,7 @@ func Run(ctx context.Context, js jetstream.JetStream, tenants []Tenant, n int, o
 		}
 		msgs, p := Lifecycle(tenants[i%len(tenants)], i, time.Now())
 		for _, ev := range msgs {
-			m, err := natsMsg(ev, o.SubjectPrefix)
+			m, err := NATSMessage(ev, o.SubjectPrefix)
 			if err != nil {
 				return Stats{}, err
 			}
@@ -132,7 +132,9 @@ func (a *acks) waitBelow(ctx context.Context, limit int) error {
 	return nil
 }
 
-func natsMsg(ev proto.Message, prefix string) (*nats.Msg, error) {
+// NATSMessage is the bus message of an event as a publisher sends it: protobuf, Nats-Msg-Id =
+// event id, on its subject (with prefix in front).
+func NATSMessage(ev proto.Message, prefix string) (*nats.Msg, error) {
 	subject, err := events.SubjectFor(ev)
 	if err != nil {
 		return nil, err

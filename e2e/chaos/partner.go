@@ -1,0 +1,167 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/services/devstack"
+)
+
+// Partner is the HTTP client of a partner company: its requests, and how it retries them.
+type Partner struct {
+	base string
+	http *http.Client
+}
+
+// answer is an HTTP answer, or the transport error that stood in for one.
+type answer struct {
+	status int
+	body   map[string]any
+	err    error
+}
+
+func (a answer) code() string {
+	e, _ := a.body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// retryable tells whether a client with an Idempotency-Key should send the request again: no
+// answer, a 5xx, or the key still held by an earlier attempt that has not finished.
+func (a answer) retryable() bool {
+	return a.err != nil || a.status >= 500 || (a.status == http.StatusConflict && a.code() == "IDEMPOTENCY_KEY_IN_PROGRESS")
+}
+
+func newPartner(base string) *Partner {
+	// A request to a frozen gateway hangs until the client gives up: a cut connection.
+	return &Partner{base: base, http: &http.Client{Timeout: 12 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+// call sends one request with the API key (or a "Bearer ..." authorization) and the
+// Idempotency-Key when not empty.
+func (p *Partner) call(ctx context.Context, method, path, auth, idemKey string, body any) answer {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return answer{err: err}
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
+	if err != nil {
+		return answer{err: err}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if len(auth) > 7 && auth[:7] == "Bearer " {
+		req.Header.Set("Authorization", auth)
+	} else {
+		req.Header.Set("x-api-key", auth)
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return answer{err: err}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, err: err}
+	_ = json.Unmarshal(raw, &a.body)
+	return a
+}
+
+// send sends a request once without an Idempotency-Key, or with one until the answer is final
+// (retried after a cut connection, a 5xx or a key in progress, for up to patience).
+func (p *Partner) send(ctx context.Context, method, path, auth string, withKey bool, body any, patience time.Duration) (answer, string, int) {
+	if !withKey {
+		return p.call(ctx, method, path, auth, "", body), "", 1
+	}
+	key := uuid.NewString()
+	deadline := time.Now().Add(patience)
+	for attempt := 1; ; attempt++ {
+		a := p.call(ctx, method, path, auth, key, body)
+		if !a.retryable() || time.Now().After(deadline) || ctx.Err() != nil {
+			return a, key, attempt
+		}
+		select {
+		case <-ctx.Done():
+			return a, key, attempt
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Tenant is a company of the run in the test environment, with its merchants.
+type Tenant struct {
+	CompanyID string
+	Key       string // sk_test
+	Merchants []Merchant
+	// Webhooks: the company has an endpoint at the receiver, with Secret.
+	Webhooks bool
+	Secret   string
+}
+
+// Merchant is a merchant with its wallet.
+type Merchant struct {
+	ID     string
+	Wallet string
+}
+
+// setupTenants creates the companies through the admin API and their merchants through the
+// management API, and points the first withHooks companies' webhooks at the receiver. It runs
+// before any fault: its requests must all succeed.
+func setupTenants(ctx context.Context, p *Partner, adminToken string, companies, merchants, withHooks int, rc *Receiver) ([]Tenant, error) {
+	admin := devstack.AdminClient{BaseURL: p.base, AdminToken: adminToken, HTTP: p.http}
+	tenants := make([]Tenant, companies)
+	for i := range tenants {
+		c, keys, err := admin.CreateCompany(ctx, fmt.Sprintf("Chaos Company %d", i))
+		if err != nil {
+			return nil, err
+		}
+		t := Tenant{CompanyID: c.ID, Key: keys.SKTest}
+		for j := range merchants {
+			m, err := createMerchant(ctx, p, t.Key, fmt.Sprintf("Chaos Shop %d-%d", i, j), fmt.Sprintf("shop-%d-%d@chaos.example", i, j))
+			if err != nil {
+				return nil, err
+			}
+			t.Merchants = append(t.Merchants, m)
+		}
+		if i < withHooks {
+			a := p.call(ctx, http.MethodPost, "/api/v1/dashboard/webhooks/config", t.Key, "",
+				map[string]any{"url": rc.URL(t.CompanyID), "enabled": true})
+			secret, _ := a.body["secret"].(string)
+			if a.status != http.StatusOK || secret == "" {
+				return nil, fmt.Errorf("configuring webhooks: %d %v %v", a.status, a.body, a.err)
+			}
+			t.Webhooks, t.Secret = true, secret
+			rc.SetSecret(t.CompanyID, secret)
+		}
+		tenants[i] = t
+	}
+	return tenants, nil
+}
+
+func createMerchant(ctx context.Context, p *Partner, key, name, email string) (Merchant, error) {
+	a := p.call(ctx, http.MethodPost, "/api/v1/management/merchants/create", key, "",
+		map[string]any{"name": name, "email": email})
+	m, _ := a.body["merchant"].(map[string]any)
+	id, _ := m["id"].(string)
+	wallet, _ := m["wallet_address"].(string)
+	if a.status != http.StatusCreated || id == "" {
+		return Merchant{}, errors.Join(fmt.Errorf("creating merchant %s: %d %v", email, a.status, a.body), a.err)
+	}
+	return Merchant{ID: id, Wallet: wallet}, nil
+}
