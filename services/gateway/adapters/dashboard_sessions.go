@@ -41,6 +41,16 @@ func (s *DashboardSessions) Create(ctx context.Context, tokenHash []byte, keyID 
 // ErrSessionExpired (idle longer than idle; the row is deleted) or ErrSessionKeyRevoked (its
 // key was rolled; the row is deleted) otherwise.
 func (s *DashboardSessions) Find(ctx context.Context, tokenHash []byte, idle time.Duration) (domain.DashboardSession, error) {
+	return s.find(ctx, tokenHash, idle, true)
+}
+
+// Check is Find without marking the session used: a page left open (its live updates) does
+// not keep a session alive.
+func (s *DashboardSessions) Check(ctx context.Context, tokenHash []byte, idle time.Duration) (domain.DashboardSession, error) {
+	return s.find(ctx, tokenHash, idle, false)
+}
+
+func (s *DashboardSessions) find(ctx context.Context, tokenHash []byte, idle time.Duration, touch bool) (domain.DashboardSession, error) {
 	var (
 		sess     domain.DashboardSession
 		kind     string
@@ -68,7 +78,7 @@ func (s *DashboardSessions) Find(ctx context.Context, tokenHash []byte, idle tim
 		return sess, s.end(ctx, tokenHash, domain.ErrSessionKeyRevoked)
 	case expired:
 		return sess, s.end(ctx, tokenHash, domain.ErrSessionExpired)
-	case stale:
+	case stale && touch:
 		if _, err := s.db.Exec(ctx, `UPDATE dashboard_sessions SET last_seen_at = now() WHERE token_hash = $1`,
 			tokenHash); err != nil {
 			return sess, fmt.Errorf("refreshing dashboard session: %w", err)

@@ -95,3 +95,22 @@ type WebhookLogCursor struct {
 	CreatedAt time.Time
 	ID        string
 }
+
+// Kinds of LiveEvent.
+const (
+	LivePayment = "payment"
+	LivePool    = "pool"
+	LiveWebhook = "webhook"
+	// LiveKeysRolled: one of the company's keys was rolled; open sessions re-check theirs.
+	LiveKeysRolled = "keys"
+)
+
+// LiveEvent is something that happened to the signed-in company in its environment, for the
+// dashboard's live updates: never more than the kind, the event type, the id it concerns and
+// its status.
+type LiveEvent struct {
+	Kind   string `json:"kind"`
+	Type   string `json:"type,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Status string `json:"status,omitempty"`
+}
