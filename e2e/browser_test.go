@@ -131,20 +131,23 @@ func (b *browser) fill(sel, value string) {
 	b.do(chromedp.SendKeys(chromedp.CSS(sel), value))
 }
 
-// submit clicks the button and waits for the page it leads to.
+// submit clicks the button and waits for the page it leads to: a new document (the old one's
+// marker gone), loaded.
 func (b *browser) submit(button string) {
 	b.t.Helper()
+	eval[bool](b, `window.__e2eOld = true`)
 	b.do(chromedp.Click(chromedp.CSS(button)))
 	b.waitLoaded()
 }
 
-// waitLoaded waits until the page navigated to has loaded.
+// waitLoaded waits until a document other than the one marked by submit has loaded.
 func (b *browser) waitLoaded() {
 	b.t.Helper()
 	testkit.WaitFor(b.t, 30*time.Second, 50*time.Millisecond, func() error {
-		state, err := chromedp.Run(b.ctx, chromedp.Evaluate[string]("document.readyState"))
-		if err != nil || state != "complete" {
-			return fmt.Errorf("page not loaded (%s): %v", state, err)
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](
+			`window.__e2eOld === undefined && document.readyState === "complete"`))
+		if err != nil || !ok {
+			return fmt.Errorf("still on the page before, or loading (%v)", err)
 		}
 		return nil
 	})

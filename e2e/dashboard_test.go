@@ -157,8 +157,7 @@ func dashboardPayments(t *testing.T, s *stack, b *browser, merchantID string) {
 	b.submit("form[action='/dashboard/payments'] button")
 	b.waitText("main .notice", "Simulated payment confirmed")
 	b.waitText("#payments-list", "12.50 USDC")
-	b.do(clickCSS("#payments-list tbody a"))
-	b.waitLoaded()
+	b.submit("#payments-list tbody a")
 	b.waitText("main", "CONFIRMED")
 	b.waitText("main", "Corner Shop")
 
@@ -231,8 +230,7 @@ func dashboardWebhooks(t *testing.T, s *stack, b *browser) {
 	b.open(base + "/dashboard/webhooks?status=SUCCESS")
 	b.waitText("#webhook-log", "No SUCCESS deliveries")
 	b.open(base + "/dashboard/webhooks?status=FAILED")
-	b.do(clickCSS("#webhook-log tbody a"))
-	b.waitLoaded()
+	b.submit("#webhook-log tbody a")
 	b.waitText("#delivery-facts", "receiver says 500")
 	b.waitText("#delivery-facts", "FAILED")
 	b.waitText("main", `"event"`)
@@ -269,7 +267,6 @@ func dashboardDevelopers(t *testing.T, s *stack, b *browser) {
 			t.Errorf("the developers page lacks the masked %s key %s…", name, key[:12])
 		}
 	}
-	b.do(clickCSS("a[href='/dashboard/developers/api']"))
-	b.waitLoaded()
+	b.submit("a[href='/dashboard/developers/api']")
 	b.waitText("main", "/api/v1/management/payments")
 }
