@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,6 +33,8 @@ import (
 	poolservice "github.com/payplat/platform/services/pool/service"
 	webhookmigrations "github.com/payplat/platform/services/webhook-dispatcher/migrations"
 )
+
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
 // BenchmarkDashboardPages times every dashboard page, signed in, through the real gateway
 // (service.New: routing, session lookup, the API's services) over one company with 10,000
