@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The dashboard's flows, in a real browser against the whole stack: sign-in (publishable and
@@ -31,6 +33,7 @@ func TestDashboardFlows(t *testing.T) {
 		t.Errorf("test-mode banner: %q", got)
 	}
 	b.waitText("#overview-payments", "No payments yet")
+	dashboardKeyboardAndWidths(t, b, base)
 
 	merchantID := dashboardMerchants(t, s, b)
 	dashboardPool(t, b, base)
@@ -269,4 +272,44 @@ func dashboardDevelopers(t *testing.T, s *stack, b *browser) {
 	}
 	b.submit("a[href='/dashboard/developers/api']")
 	b.waitText("main", "/api/v1/management/payments")
+}
+
+// dashboardKeyboardAndWidths: the first Tab reaches the skip link, focus is visible, the
+// navigation is reachable by keyboard, and no page is wider than a 375 px phone (tables scroll
+// inside their own box).
+func dashboardKeyboardAndWidths(t *testing.T, b *browser, base string) {
+	t.Helper()
+	b.open(base + "/dashboard/")
+	b.do(chromedp.KeyEvent("\t"))
+	if got := eval[string](b, `document.activeElement.className + "|" + getComputedStyle(document.activeElement).outlineStyle`); got != "skip|solid" {
+		t.Errorf("first Tab: focused %q, want the skip link with a visible outline", got)
+	}
+	b.do(chromedp.KeyEvent("\r"))
+	if got := eval[string](b, `document.activeElement.id`); got != "main" {
+		t.Errorf("the skip link moved focus to %q", got)
+	}
+	b.open(base + "/dashboard/")
+	found := false
+	for range 10 {
+		b.do(chromedp.KeyEvent("\t"))
+		if eval[string](b, `document.activeElement.getAttribute("href") || ""`) == "/dashboard/merchants" {
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("the Merchants link cannot be reached with Tab")
+	}
+	b.do(chromedp.KeyEvent("\r"))
+	b.waitLocation("/dashboard/merchants")
+
+	b.do(chromedp.EmulateViewport(375, 812))
+	defer b.do(chromedp.EmulateViewport(1440, 900))
+	for _, page := range []string{"/dashboard/", "/dashboard/merchants", "/dashboard/pool", "/dashboard/payments",
+		"/dashboard/webhooks", "/dashboard/developers"} {
+		b.open(base + page)
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 375 {
+			t.Errorf("%s is %d px wide at 375 px", page, w)
+		}
+	}
 }
