@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -44,7 +45,18 @@ var liveStreams = []struct{ family, kind string }{
 func (l *LiveEvents) Subscribe(ctx context.Context, p domain.Principal) (<-chan domain.LiveEvent, error) {
 	env, company := string(p.Environment), p.CompanyID.String()
 	out := make(chan domain.LiveEvent, liveBuffer)
+	// Stopping a consumer does not wait for a callback already running, so a callback may emit
+	// after the feed ended: emit and the close take turns, and nothing is sent once closed.
+	var (
+		mu     sync.Mutex
+		closed bool
+	)
 	emit := func(ev domain.LiveEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
 		select {
 		case out <- ev:
 		default:
@@ -73,7 +85,10 @@ func (l *LiveEvents) Subscribe(ctx context.Context, p domain.Principal) (<-chan 
 	go func() {
 		<-ctx.Done()
 		stopAll()
+		mu.Lock()
+		closed = true
 		close(out)
+		mu.Unlock()
 	}()
 	return out, nil
 }
