@@ -10,7 +10,7 @@ PKGS  := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|; s|$$|/...|"
 SERVICES := gateway merchant pool payment-projection webhook-dispatcher ctl devstack
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test test-short bench lint generate check-generated tidy clean help
+.PHONY: run build test test-short bench bench-dashboard screenshots lint generate check-generated tidy clean help
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -25,8 +25,9 @@ build: ## Build every service binary into $DATA_DIR/bin (.data/bin)
 run: build ## Run the whole stack in the foreground (Ctrl-C stops it)
 	BIN_DIR=$(BIN) $(BIN)/devstack
 
-test: ## Run every test (race detector on) against real PostgreSQL and NATS
+test: ## Run every test (race detector on) against real PostgreSQL and NATS, the dashboard's in chromium
 	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 
 test-short: ## Run the tests without the race detector
@@ -44,6 +45,14 @@ bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other
 	$(GO) test -run '^$$' -bench MerchantCreate -benchtime 2000x ./e2e/
 	$(GO) test -run '^$$' -bench ListMerchants -benchtime 2000x ./e2e/
 	$(GO) test -run '^$$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
+	$(MAKE) bench-dashboard
+
+bench-dashboard: ## Time every dashboard page with 10,000 merchants and 1,000,000 payments (docs/BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench DashboardPages -benchtime 200x -timeout 60m ./services/gateway/dashboard/
+
+screenshots: ## Write a screenshot of every dashboard page at 375 and 1440 px into docs/dashboard/
+	@bash scripts/ensure-chromium.sh
+	SCREENSHOTS_DIR=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run '^TestDashboardScreenshots$$' -timeout 10m ./e2e/
 
 lint: ## go vet and gofmt on every module, buf lint and breaking on the event contract
 	$(GO) vet $(PKGS)

@@ -239,11 +239,12 @@ func (s *stack) banner(credsPath string) {
 	gw := s.cfg.GatewayURL()
 	s.out.Print(fmt.Sprintf(`
   payplat dev stack ready: %s
+  dashboard: %s/dashboard/  (sign in with the demo company's test secret key: jq -r .keys.sk_test %s)
   credentials (admin token, cron secret, demo company and its API keys): %s
   try:  curl -H "Authorization: Bearer $(jq -r .keys.sk_test %s)" %s/api/v1/management/whoami
   stop: Ctrl-C
 
-`, gw, credsPath, shown, gw))
+`, gw, gw, shown, credsPath, shown, gw))
 }
 
 // startCron calls the cron endpoint on a timer until the returned function is called.

@@ -57,6 +57,10 @@ func TestRunBringsTheStackUpAndDown(t *testing.T) {
 		go func() { done <- Run(ctx, cfg, out) }()
 
 		waitFor(t, time.Minute, contains(out, "payplat dev stack ready", "gateway            | cron called"))
+		// The banner names the dashboard and how to sign in (issue 18).
+		if err := contains(out, "dashboard: http://"+cfg.GatewayAddr+"/dashboard/", "jq -r .keys.sk_test")(); err != nil {
+			t.Fatal(err)
+		}
 		creds, err := ReadCredentials(credsPath)
 		if err != nil {
 			t.Fatal(err)

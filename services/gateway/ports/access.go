@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -104,11 +103,7 @@ func (s *Server) requireKey(kinds []domain.KeyKind, h http.Handler) http.Handler
 			s.writeError(w, r, err)
 			return
 		}
-		company := p.CompanyID.String()
-		infoFrom(r.Context()).company = company
-		ctx := context.WithValue(r.Context(), principalKey{}, p)
-		ctx = context.WithValue(ctx, scopeKey{}, "company:"+company+":"+string(p.Environment))
-		h.ServeHTTP(w, r.WithContext(logx.WithCompany(ctx, company)))
+		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }
 

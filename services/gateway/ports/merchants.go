@@ -108,12 +108,7 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, domain.Invalid("email", "is required"))
 		return
 	}
-	p, _ := PrincipalFrom(r.Context())
-	merchantID := ""
-	if key := r.Header.Get("Idempotency-Key"); key != "" {
-		merchantID = uuid.NewSHA1(merchantIDSpace, []byte(callerScope(r.Context())+"\x00"+key)).String()
-	}
-	m, err := s.merchants.Create(r.Context(), p, requestID(r.Context()), merchantID, *req.Name, *req.Email)
+	m, err := CreateMerchant(r.Context(), s.merchants, *req.Name, *req.Email, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		s.writeMerchantError(w, r, err)
 		return
@@ -216,11 +211,7 @@ func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p 
 		s.writeError(w, r, err)
 		return
 	}
-	if req.Status == nil || *req.Status == "" {
-		s.writeError(w, r, domain.Invalid("status", "is required"))
-		return
-	}
-	res, err := s.merchants.SetStatus(r.Context(), p, requestID(r.Context()), mux.Vars(r)["id"], *req.Status, req.Reason)
+	res, err := SetMerchantStatus(r.Context(), s.merchants, p, mux.Vars(r)["id"], req.Status, req.Reason)
 	if err != nil {
 		s.writeMerchantError(w, r, err)
 		return

@@ -188,21 +188,7 @@ func (s *paymentHandlers) createPayment(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, r, err)
 		return
 	}
-	if body.MerchantID == nil || *body.MerchantID == "" {
-		s.writeError(w, r, domain.Invalid("merchant_id", "is required"))
-		return
-	}
-	p, _ := PrincipalFrom(r.Context())
-	pm, err := create(r.Context(), p, requestID(r.Context()), *body.MerchantID, func() (domain.PaymentRequest, error) {
-		req, err := paymentRequest(body)
-		if err != nil {
-			return req, err
-		}
-		if key := r.Header.Get("Idempotency-Key"); key != "" {
-			req.PaymentID = uuid.NewSHA1(paymentIDSpace, []byte(callerScope(r.Context())+"\x00"+r.URL.Path+"\x00"+key)).String()
-		}
-		return req, nil
-	})
+	pm, err := createPayment(r.Context(), create, r.URL.Path, body, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -210,6 +196,26 @@ func (s *paymentHandlers) createPayment(w http.ResponseWriter, r *http.Request, 
 	writeJSON(w, http.StatusCreated, struct {
 		Payment paymentJSON `json:"payment"`
 	}{newPaymentJSON(pm)})
+}
+
+// createPayment validates body and creates the payment with create for the principal in ctx;
+// path is the route asked, which with the Idempotency-Key derives the payment id.
+func createPayment(ctx context.Context, create paymentCreator, path string, body paymentRequestJSON,
+	idempotencyKey string) (domain.Payment, error) {
+	if body.MerchantID == nil || *body.MerchantID == "" {
+		return domain.Payment{}, domain.Invalid("merchant_id", "is required")
+	}
+	p, _ := PrincipalFrom(ctx)
+	return create(ctx, p, requestID(ctx), *body.MerchantID, func() (domain.PaymentRequest, error) {
+		req, err := paymentRequest(body)
+		if err != nil {
+			return req, err
+		}
+		if idempotencyKey != "" {
+			req.PaymentID = uuid.NewSHA1(paymentIDSpace, []byte(callerScope(ctx)+"\x00"+path+"\x00"+idempotencyKey)).String()
+		}
+		return req, nil
+	})
 }
 
 // paymentIDSpace is the UUIDv5 namespace of payment ids derived from Idempotency-Keys.

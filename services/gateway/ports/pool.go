@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -136,22 +135,7 @@ func (h poolHandlers) updateSettings(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if body.LowThreshold == nil && body.AutoTopUpEnabled == nil {
-		h.writeError(w, r, domain.Invalid("", "give low_threshold, auto_top_up_enabled or both"))
-		return
-	}
-	u := domain.PoolSettingsUpdate{AutoTopUpEnabled: body.AutoTopUpEnabled}
-	if body.LowThreshold != nil {
-		a, err := money.Parse(*body.LowThreshold)
-		if err != nil {
-			h.writeError(w, r, domain.Invalid("low_threshold",
-				`must be a USDC amount of 0 or more with at most 6 decimals, as a string ("100.00")`))
-			return
-		}
-		u.LowThreshold = &a
-	}
-	p, _ := PrincipalFrom(r.Context())
-	b, err := h.pool.UpdateSettings(r.Context(), p.CompanyID, p.Environment, u, requestID(r.Context()))
+	b, err := UpdatePoolSettings(r.Context(), h.pool, body.LowThreshold, body.AutoTopUpEnabled)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -177,16 +161,7 @@ func (h poolHandlers) simulateDeposit(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if body.Amount == nil {
-		h.writeError(w, r, domain.Invalid("amount", "is required"))
-		return
-	}
-	if a, err := money.Parse(*body.Amount); err != nil || !a.IsPositive() {
-		h.writeError(w, r, domain.Invalid("amount",
-			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`))
-		return
-	}
-	d, err := h.pool.SimulateDeposit(r.Context(), p.CompanyID, p.Environment, *body.Amount, commandID(r))
+	d, err := SimulatePoolDeposit(r.Context(), h.pool, body.Amount, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -194,13 +169,13 @@ func (h poolHandlers) simulateDeposit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, d)
 }
 
-// commandID identifies a command for the pool service's own de-duplication: from the
+// commandIDFor identifies a command for the pool service's own de-duplication: from the
 // Idempotency-Key when there is one (a retry after a lost reply records nothing new, even when
 // the first attempt's outcome was never stored), else the request id.
-func commandID(r *http.Request) string {
-	if k := r.Header.Get("Idempotency-Key"); k != "" {
-		sum := sha256.Sum256([]byte(callerScope(r.Context()) + "\x00" + k))
+func commandIDFor(ctx context.Context, idempotencyKey string) string {
+	if idempotencyKey != "" {
+		sum := sha256.Sum256([]byte(callerScope(ctx) + "\x00" + idempotencyKey))
 		return "idem-" + hex.EncodeToString(sum[:16])
 	}
-	return requestID(r.Context())
+	return requestID(ctx)
 }

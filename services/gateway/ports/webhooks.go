@@ -119,13 +119,7 @@ func (h webhookHandlers) configure(w http.ResponseWriter, r *http.Request) {
 // schedule, answered with the updated log entry. Another company's (or environment's) id, and
 // a malformed one, are 404.
 func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) {
-	id, err := uuid.Parse(mux.Vars(r)["log_id"])
-	if err != nil {
-		h.s.writeError(w, r, domain.ErrNotFound)
-		return
-	}
-	p, _ := PrincipalFrom(r.Context())
-	entry, err := h.hooks.Retry(r.Context(), p, id)
+	entry, err := RetryWebhook(r.Context(), h.hooks, mux.Vars(r)["log_id"])
 	if err != nil {
 		h.s.writeWebhookError(w, r, err)
 		return

@@ -36,6 +36,22 @@ type Config struct {
 	// all). Rolls are honoured at once on every gateway (adapters.CachedKeys); the TTL bounds
 	// how long a gateway that missed the announcement of one still accepts the old key.
 	KeyCacheTTL time.Duration `env:"GATEWAY_KEY_CACHE_TTL" envDefault:"5s"`
+
+	// Dashboard configures the partners' web UI under /dashboard/ (issue 18).
+	Dashboard DashboardConfig `envPrefix:""`
+}
+
+// DashboardConfig is the dashboard's part of the configuration.
+type DashboardConfig struct {
+	// SessionIdle ends a dashboard session unused for this long.
+	SessionIdle time.Duration `env:"DASHBOARD_SESSION_IDLE" envDefault:"12h"`
+	// MaxStreams bounds the live-update (SSE) connections of one gateway.
+	MaxStreams int `env:"DASHBOARD_MAX_STREAMS" envDefault:"500"`
+	// Heartbeat is the interval of the comment line on an idle live-update connection.
+	Heartbeat time.Duration `env:"DASHBOARD_SSE_HEARTBEAT" envDefault:"15s"`
+	// APIReferenceURL is where the developers page links for the API reference (empty: the
+	// dashboard's own page).
+	APIReferenceURL string `env:"DASHBOARD_API_REFERENCE_URL"`
 }
 
 // Load reads the configuration from the environment.

@@ -26,6 +26,7 @@ import (
 	"github.com/payplat/platform/services/gateway/app"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
+	"github.com/payplat/platform/services/gateway/dashboard"
 	"github.com/payplat/platform/services/gateway/migrations"
 	"github.com/payplat/platform/services/gateway/ports"
 )
@@ -38,6 +39,7 @@ type Service struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	api      *ports.Server
+	dash     *dashboard.Dashboard
 	keys     *adapters.CachedKeys
 	idem     *adapters.IdempotencyStore
 	server   *http.Server
@@ -114,11 +116,11 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
 	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
-	api, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
+	api, dash, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
 	if err != nil {
 		return err
 	}
-	s.api = api
+	s.api, s.dash = api, dash
 	if s.listener, err = net.Listen("tcp", s.cfg.Addr); err != nil {
 		return fmt.Errorf("listening on %s: %w", s.cfg.Addr, err)
 	}
@@ -130,6 +132,8 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Open dashboards' live-update streams end at shutdown instead of holding it up.
+	s.server.RegisterOnShutdown(dash.Close)
 	if s.cfg.HealthAddr != "" {
 		s.health = health.New(s.cfg.HealthAddr, checks, reg, s.log)
 	}
@@ -147,7 +151,8 @@ func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *s
 		idem = o.wrapIdempotency(idem)
 	}
 	keys := adapters.NewCachedKeys(adapters.NewCompanyRepository(db), cfg.KeyCacheTTL, log)
-	return newAPI(cfg, db, nil, keys, idem, checks, log, reg)
+	api, _, err := newAPI(cfg, db, nil, keys, idem, checks, log, reg)
+	return api, err
 }
 
 // APIOption adjusts NewAPI.
@@ -162,22 +167,33 @@ func WithIdempotencyDecorator(wrap func(ports.IdempotencyStore) ports.Idempotenc
 }
 
 func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem ports.IdempotencyStore,
-	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, error) {
-	return ports.NewServer(ports.Deps{
-		App:         newApplication(db, keys),
+	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, *dashboard.Dashboard, error) {
+	application := newApplication(db, keys)
+	svcs := services{merchants: adapters.NewMerchants(db, nc), webhooks: adapters.NewWebhooks(db, nc),
+		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc)}
+	api, err := ports.NewServer(ports.Deps{
+		App:         application,
 		Idempotency: idem,
 		Logger:      log,
 		Registry:    reg,
 		Checks:      checks,
 		AdminToken:  cfg.AdminToken,
 		CronSecret:  cfg.CronSecret,
-		Merchants:   adapters.NewMerchants(db, nc),
-		Webhooks:    adapters.NewWebhooks(db, nc),
-		Pool:        adapters.NewPool(db, nc),
-		Payments:    adapters.NewPayments(db, nc),
+		Merchants:   svcs.merchants,
+		Webhooks:    svcs.webhooks,
+		Pool:        svcs.pool,
+		Payments:    svcs.payments,
 
 		RequestTimeout: cfg.RequestTimeout,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	dash, err := newDashboard(cfg.Dashboard, db, nc, application, api, svcs, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, dash, nil
 }
 
 // newApplication builds the use cases; API keys are looked up and rolled through keys (the

@@ -46,6 +46,9 @@ type Config struct {
 	// EndpointQueue bounds the first attempts waiting per endpoint; beyond it they are left to
 	// the cron run, so a dead endpoint never holds memory or workers of another company.
 	EndpointQueue int
+	// Announce, when set, is told of every recorded attempt (the service publishes it for the
+	// dashboard's live view, package outcomes). It must not block.
+	Announce func(c domain.Claim, status string, attempts int)
 }
 
 // Dispatcher runs the use cases.
@@ -138,8 +141,12 @@ func (d *Dispatcher) try(ctx context.Context, c domain.Claim, trigger string) do
 	return a
 }
 
-// logAttempt logs a recorded attempt: failures at info level, successes at debug level.
+// logAttempt logs a recorded attempt (failures at info level, successes at debug level) and
+// announces it.
 func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.Attempted, status string, attempts int, trigger string) {
+	if d.cfg.Announce != nil {
+		d.cfg.Announce(c, status, attempts)
+	}
 	level := slog.LevelInfo
 	if a.Status == domain.StatusSuccess {
 		level = slog.LevelDebug

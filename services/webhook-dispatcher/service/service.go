@@ -16,6 +16,7 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
+	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 )
 
@@ -46,7 +47,8 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
 	d := app.NewDispatcher(adapters.NewStore(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
-		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency}, metrics, rt.Log)
+		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
+		Announce: announcer(rt)}, metrics, rt.Log)
 	stopLanes := d.Start(ctx)
 	if err := startConsumers(ctx, rt, d); err != nil {
 		stopLanes()
@@ -70,6 +72,21 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		return nil
 	})
 	return nil
+}
+
+// announcer publishes each recorded attempt on its company's outcome subject (core NATS,
+// fire-and-forget: the delivery log is the truth, the announcement only wakes the dashboard).
+func announcer(rt *svc.Runtime) func(c domain.Claim, status string, attempts int) {
+	return func(c domain.Claim, status string, attempts int) {
+		subject, ok := outcomes.Subject(c.Environment, c.CompanyID)
+		if !ok {
+			return
+		}
+		o := outcomes.Outcome{DeliveryID: c.ID.String(), EventType: c.EventType, Status: status, Attempts: attempts}
+		if err := rt.NC.Publish(subject, o.Marshal()); err != nil {
+			rt.Log.Debug("announcing webhook outcome", "delivery_id", c.ID, "err", err)
+		}
+	}
 }
 
 // startConsumers creates the durable consumers up front and runs one fetch loop per stream.

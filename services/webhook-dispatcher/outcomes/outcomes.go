@@ -1,0 +1,47 @@
+// Package outcomes names the core NATS subjects on which the webhook-dispatcher announces each
+// recorded delivery attempt, for the gateway's dashboard to refresh its webhook views without
+// polling. An announcement is a hint, not a fact: the delivery log (table webhooks.deliveries)
+// stays the truth, and a reader re-reads it when one arrives. A lost announcement (a NATS
+// reconnect) only delays a refresh.
+package outcomes
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Prefix starts every outcome subject. It is outside every JetStream stream's subjects.
+const Prefix = "_payplat.webhook_outcome"
+
+// Subject returns the subject of one company's outcomes in one environment, and false when the
+// ids cannot form a subject.
+func Subject(environment, companyID string) (string, bool) {
+	for _, tok := range []string{environment, companyID} {
+		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+			return "", false
+		}
+	}
+	return Prefix + "." + environment + "." + companyID, true
+}
+
+// Outcome is the body of an announcement: which delivery, of which event, now in which status
+// after how many attempts. Nothing secret: no payload, URL or response.
+type Outcome struct {
+	DeliveryID string `json:"delivery_id"`
+	EventType  string `json:"event_type"`
+	Status     string `json:"status"`
+	Attempts   int    `json:"attempts"`
+}
+
+// Marshal encodes o as the announcement's body.
+func (o Outcome) Marshal() []byte {
+	b, _ := json.Marshal(o) // a struct of strings and an int always encodes
+	return b
+}
+
+// Parse decodes an announcement's body.
+func Parse(data []byte) (Outcome, error) {
+	var o Outcome
+	err := json.Unmarshal(data, &o)
+	return o, err
+}
