@@ -10,7 +10,7 @@ PKGS  := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|; s|$$|/...|"
 SERVICES := gateway merchant pool payment-projection webhook-dispatcher ctl devstack
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test test-short bench bench-dashboard screenshots lint generate check-generated tidy clean help
+.PHONY: run build chaos test test-short bench bench-dashboard screenshots lint generate check-generated tidy clean help
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -24,6 +24,11 @@ build: ## Build every service binary into $DATA_DIR/bin (.data/bin)
 
 run: build ## Run the whole stack in the foreground (Ctrl-C stops it)
 	BIN_DIR=$(BIN) $(BIN)/devstack
+
+chaos: build ## Faults under load, then the money invariants (CHAOS_DURATION=5m, CHAOS_SEED, CHAOS_RATE=300)
+	@cd pkg && $(GO) build -o ../$(BIN)/nats-server github.com/nats-io/nats-server/v2
+	@$(GO) build -o $(BIN)/chaos ./e2e/chaos/cmd/chaos
+	BIN_DIR=$(BIN) $(BIN)/chaos
 
 test: ## Run every test (race detector on) against real PostgreSQL and NATS, the dashboard's in chromium
 	@bash scripts/ensure-postgres.sh

@@ -23,6 +23,13 @@ const (
 	// nothing waits in a buffer; the bound must exceed the batch a runner fetches, or each
 	// fetch stops at the bound and waits out its timeout.
 	DefaultPullMaxAckPending = 1024
+	// DefaultPullAckWait is the AckWait of pull consumers (EnsurePullConsumer) unless the spec
+	// sets one. Their runners apply a fetched batch in one short transaction and acknowledge it
+	// (or nak it on a failure), so only a runner that died or froze holding a batch leaves it
+	// unacknowledged: its messages wait this long for another worker or the restarted process.
+	// A batch that truly takes longer is delivered again meanwhile, and the consumers' de-
+	// duplication (applied event ids, source keys) makes the second delivery change nothing.
+	DefaultPullAckWait = 15 * time.Second
 )
 
 // ConsumerSpec describes a durable JetStream consumer that a service creates up front and a
@@ -151,6 +158,9 @@ func EnsurePullConsumer(ctx context.Context, js jetstream.JetStream, spec Consum
 	}
 	if spec.MaxAckPending <= 0 {
 		spec.MaxAckPending = DefaultPullMaxAckPending
+	}
+	if spec.AckWait <= 0 && len(spec.BackOff) == 0 {
+		spec.AckWait = DefaultPullAckWait
 	}
 	spec = spec.withDefaults()
 	c, err := js.CreateOrUpdateConsumer(ctx, spec.Stream, spec.config())

@@ -117,3 +117,18 @@ func ack(t *testing.T, msgs []jetstream.Msg) {
 		}
 	}
 }
+
+// A pull consumer's messages held by a runner that died are delivered again after
+// DefaultPullAckWait (15 s), not the minute of the push consumers: recovery from a killed
+// consumer waits that long.
+func TestPullConsumersWaitDefaultPullAckWait(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	c, err := EnsurePullConsumer(context.Background(), b.js, ConsumerSpec{Stream: "PAYMENTS", Durable: "pull-ackwait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CachedInfo().Config.AckWait; got != DefaultPullAckWait {
+		t.Fatalf("AckWait %s, want %s", got, DefaultPullAckWait)
+	}
+}

@@ -42,6 +42,7 @@ type env struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	url   string
+	dsn   string
 }
 
 func newEnv(t testing.TB, dupWindow time.Duration) *env {
@@ -56,7 +57,7 @@ func newEnv(t testing.TB, dupWindow time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{store: store, nc: nc, js: js, url: url}
+	return &env{store: store, nc: nc, js: js, url: url, dsn: dsn}
 }
 
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {

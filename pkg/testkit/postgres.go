@@ -181,8 +181,12 @@ func dropDatabase(ctx context.Context, admin, name string) error {
 }
 
 // Main runs the tests of a package and then drops this process's template databases and stops
-// a temporary cluster if one was started. Use it from TestMain: os.Exit(testkit.Main(m)).
+// a temporary cluster if one was started; in a process StartHelper started, it runs that helper
+// instead. Use it from TestMain: os.Exit(testkit.Main(m)).
 func Main(m interface{ Run() int }) int {
+	if code, ok := runHelper(); ok {
+		return code
+	}
 	code := m.Run()
 	cleanupProcess()
 	return code

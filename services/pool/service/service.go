@@ -28,7 +28,7 @@ type Tuning struct {
 	// BatchSize is the most messages recorded in one transaction (default 1000).
 	BatchSize int
 	// AckWait is how long JetStream waits for an acknowledgement before redelivering (default
-	// bus.DefaultAckWait).
+	// bus.DefaultPullAckWait).
 	AckWait time.Duration
 	// MaxAckPending bounds the unacknowledged messages per consumer (default 4096, so that a
 	// hot pool is fed full batches).

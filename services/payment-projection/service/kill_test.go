@@ -1,0 +1,107 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/payment-projection/adapters"
+	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/migrations"
+	"github.com/payplat/platform/services/payment-projection/service"
+)
+
+func init() { testkit.RegisterHelper("projection-killed-mid-batch", projectionKilledMidBatch) }
+
+// killingProjector is the payments projector of a process that is killed (SIGKILL) inside its
+// third batch's transaction, once the batch is applied and before it commits.
+type killingProjector struct {
+	*adapters.Projector
+	batches atomic.Int32
+}
+
+func (k *killingProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
+	err := k.Projector.ApplyBatch(ctx, tx, evs)
+	if k.batches.Add(1) == 3 {
+		testkit.KillSelf()
+	}
+	return err
+}
+
+// projectionKilledMidBatch runs the payments projection's runner, as the service does, on the
+// database and NATS server its environment names, with batches of 100, until the killing
+// projector kills it.
+func projectionKilledMidBatch() int {
+	ctx := context.Background()
+	db, err := pg.Connect(ctx, os.Getenv("PROJECTION_DSN"), migrations.Schema)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	nc, err := nats.Connect(os.Getenv("PROJECTION_NATS"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	js, _ := jetstream.New(nc)
+	c, err := bus.EnsurePullConsumer(ctx, js, service.ConsumerSpec(100))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	dl, _ := bus.NewDeadLetterer(js, nil)
+	runner, err := projection.NewStreamRunner(db, c, service.Durable, &killingProjector{Projector: adapters.NewProjector()},
+		projection.StreamRunnerOptions{BatchSize: 100, DeadLetter: dl.SendJetStream})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	_ = runner.Run(ctx)
+	return 3 // never reached
+}
+
+// The payments projection's process is killed with SIGKILL in the middle of a batch (applied,
+// not committed) after two batches went through. The restarted service applies everything
+// exactly once: each payment CONFIRMED, each event recorded once, and a rebuild from the
+// stream finds the same table.
+func TestProjectionKilledMidBatchAppliesEveryEventOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const lifecycles = 300
+	if err := loadgen.Publish(context.Background(), e.js, loadgen.Tenants(3, 4), lifecycles, 100); err != nil {
+		t.Fatal(err)
+	}
+	helper := testkit.StartHelper(t, "projection-killed-mid-batch", "PROJECTION_DSN="+e.dsn, "PROJECTION_NATS="+e.url)
+	testkit.WaitKilled(t, helper, time.Minute)
+	var applied int
+	if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM projection_applied`).Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != 200 {
+		t.Fatalf("%d events applied before the kill, want the two committed batches (200)", applied)
+	}
+	e.start(service.Config{BatchSize: 100, Workers: 3})
+	e.waitApplied(3 * lifecycles) // the killed batch comes back after the consumer's AckWait
+	var confirmed int
+	if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM payments WHERE status = 'CONFIRMED'`).Scan(&confirmed); err != nil {
+		t.Fatal(err)
+	}
+	if confirmed != lifecycles {
+		t.Fatalf("%d payments CONFIRMED, want %d", confirmed, lifecycles)
+	}
+	diffs, _, err := projection.Verify(context.Background(), e.db, service.Definition(e.js), projection.RebuildOptions{})
+	if err != nil || len(diffs) > 0 {
+		t.Fatalf("verify after the kill: %v, %d differing rows: %v", err, len(diffs), diffs)
+	}
+}
