@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"sync"
+	"time"
 )
 
 // Book records what the load did and what the platform answered: what the invariants hold the
@@ -54,7 +55,8 @@ type WalletOp struct {
 // HTTPOp is one partner request as the client finally saw it (after its retries, when it had an
 // Idempotency-Key).
 type HTTPOp struct {
-	Kind     string // create_merchant, set_status, simulate_deposit, simulate_payment, process_payment, read
+	Kind     string    // create_merchant, set_status, simulate_deposit, simulate_payment, process_payment, read
+	At       time.Time // when the (first) request was sent
 	Tenant   int
 	IdemKey  string // "" when sent without one
 	Attempts int

@@ -55,6 +55,7 @@ func (l *Load) request(ctx context.Context) {
 
 // write sends a write and records what the client finally saw.
 func (l *Load) write(ctx context.Context, op HTTPOp, t Tenant, withKey bool, method, path string, body map[string]any) HTTPOp {
+	op.At = time.Now()
 	a, key, attempts := l.partner.send(ctx, method, path, t.Key, withKey, body, keyPatience)
 	op.IdemKey, op.Attempts, op.Status, op.Code = key, attempts, a.status, a.code()
 	if a.err != nil {
@@ -99,8 +100,9 @@ func (l *Load) read(ctx context.Context, t Tenant, ti int) {
 		fmt.Sprintf("/api/v1/management/merchants/%s/transactions?limit=20", t.Merchants[0].ID),
 		"/api/v1/dashboard/webhooks/logs?limit=20"}
 	path := paths[l.rnd.intN(len(paths))]
+	op := HTTPOp{Kind: "read", Tenant: ti, Target: path, At: time.Now()}
 	a := l.partner.call(ctx, http.MethodGet, path, t.Key, "", nil)
-	op := HTTPOp{Kind: "read", Tenant: ti, Status: a.status, Target: path}
+	op.Status = a.status
 	if a.err != nil {
 		op.Status, op.Err = 0, a.err.Error()
 	}

@@ -58,7 +58,10 @@ type Report struct {
 	Lifecycles int64
 	Behind     int64
 	Requests   int
-	Events     *Events
+	// ClientErrors counts, per fault kind, the partner requests sent while such a fault lasted
+	// (until its recovery) that got a 5xx or no answer at their first try.
+	ClientErrors map[string]int
+	Events       *Events
 }
 
 // OK tells whether every invariant held.
@@ -145,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep.Lifecycles, rep.Behind = load.published.Load(), load.behind.Load()
 	_, _, _, ops := book.Snapshot()
 	rep.Requests = len(ops)
+	rep.ClientErrors = clientErrors(rep.Faults, ops)
 	nc, err := connect(cluster.NATSURL(), "chaos-check")
 	if err != nil {
 		return rep, err
@@ -201,6 +205,24 @@ func freshDir(dir string) error {
 	return os.WriteFile(filepath.Join(dir, runMarker), nil, 0o644)
 }
 
+// clientErrors counts the requests that failed (5xx, no answer) during each kind of fault. A
+// request with an Idempotency-Key that its retries resolved counts too: its first try failed.
+func clientErrors(faults []Fault, ops []HTTPOp) map[string]int {
+	out := map[string]int{}
+	for _, o := range ops {
+		if !o.Ambiguous() && o.Attempts <= 1 {
+			continue
+		}
+		for _, f := range faults {
+			if !o.At.Before(f.Start) && !o.At.After(f.End.Add(f.Recovery)) {
+				out[f.Kind]++
+				break
+			}
+		}
+	}
+	return out
+}
+
 // ctlRunner runs payplat-ctl against the cluster.
 func ctlRunner(binDir string, c *Cluster) func(ctx context.Context, args ...string) ([]byte, error) {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
@@ -221,7 +243,8 @@ func (r Report) Print(w io.Writer) {
 	}
 	for _, k := range FaultKinds {
 		ds := byKind[k]
-		fmt.Fprintf(w, "  faults %-14s %3d  recovery p50 %s p99 %s\n", k, len(ds), percentile(ds, 0.5), percentile(ds, 0.99))
+		fmt.Fprintf(w, "  faults %-14s %3d  recovery p50 %s p99 %s, failed requests meanwhile %d\n", k, len(ds),
+			percentile(ds, 0.5), percentile(ds, 0.99), r.ClientErrors[k])
 	}
 	var crashed []string
 	for name, n := range r.Crashes {
