@@ -17,16 +17,17 @@ help: ## Show the targets
 
 build: ## Build every service binary into $DATA_DIR/bin (.data/bin)
 	@mkdir -p $(BIN)
-	@echo "building $(words $(SERVICES)) programs into $(BIN); the first build downloads the modules and compiles everything (about 1-5 minutes on 2 cores), later ones take seconds"
+	@echo "building $(words $(SERVICES)) programs and nats-server into $(BIN); the first build downloads the modules and compiles everything (about 1-5 minutes on 2 cores), later ones take seconds"
 	@i=0; for s in $(SERVICES); do i=$$((i+1)); printf '  [%d/%d] %s\n' $$i $(words $(SERVICES)) $$s; \
 		$(GO) build -o $(BIN)/ ./services/$$s/cmd/... || exit 1; done
-	@echo "built: $(SERVICES) -> $(BIN)"
+	@echo "  nats-server (the version the platform is built and tested with; at least 2.10 is needed)"
+	@cd pkg && $(GO) build -o $(abspath $(BIN))/nats-server github.com/nats-io/nats-server/v2
+	@echo "built: $(SERVICES) nats-server -> $(BIN)"
 
 run: build ## Run the whole stack in the foreground (Ctrl-C stops it)
 	BIN_DIR=$(BIN) $(BIN)/devstack
 
 chaos: build ## Faults under load, then the money invariants (CHAOS_DURATION=5m, CHAOS_SEED, CHAOS_RATE=300)
-	@cd pkg && $(GO) build -o ../$(BIN)/nats-server github.com/nats-io/nats-server/v2
 	@$(GO) build -o $(BIN)/chaos ./e2e/chaos/cmd/chaos
 	BIN_DIR=$(BIN) $(BIN)/chaos
 

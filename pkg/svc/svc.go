@@ -31,6 +31,7 @@ import (
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/relay"
 )
@@ -163,7 +164,14 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 		rt.close()
 		return nil, err
 	}
-	if err := waitFor(ctx, log, "NATS JetStream (streams)", func(ctx context.Context) error { return provision(ctx, rt) }); err != nil {
+	err = waitFor(ctx, log, "NATS JetStream (streams)", func(ctx context.Context) error {
+		// Once connected, a server too old for the streams and consumers is no reason to wait.
+		if err := natsx.RequireVersion(rt.NC); err != nil {
+			return permanentError{err}
+		}
+		return provision(ctx, rt)
+	})
+	if err != nil {
 		rt.close()
 		return nil, err
 	}

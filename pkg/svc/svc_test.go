@@ -203,3 +203,19 @@ func TestServiceStopsOnAMigrationThatFails(t *testing.T) {
 		t.Fatalf("Run = %v (ctx %v), want the migration's error at once", err, ctx.Err())
 	}
 }
+
+// A service connected to a nats-server older than the platform's minimum stops at once with a
+// message that names the minimum, instead of failing later on its consumers.
+func TestServiceRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
+	t.Parallel()
+	o := options()
+	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
+	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: testkit.OldNATSServer(t), HealthAddr: "127.0.0.1:0",
+		ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := svc.Run(ctx, cfg, o, slog.New(slog.DiscardHandler))
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "older than 2.10.0") {
+		t.Fatalf("Run = %v, want a refusal naming the minimum", err)
+	}
+}

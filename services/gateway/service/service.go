@@ -20,6 +20,7 @@ import (
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/health"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/gateway/adapters"
@@ -264,9 +265,12 @@ func (s *Service) Run(ctx context.Context) error {
 	}()
 	defer func() { stopPurge(); <-purged }()
 	provisioned := make(chan struct{})
+	tooOld := make(chan error, 1)
 	go func() {
 		defer close(provisioned)
-		s.provisionStreams(purgeCtx)
+		if err := s.provisionStreams(purgeCtx); err != nil {
+			tooOld <- err
+		}
 	}()
 	defer func() { stopPurge(); <-provisioned }()
 	served := make(chan error, 1)
@@ -275,6 +279,10 @@ func (s *Service) Run(ctx context.Context) error {
 	select {
 	case err := <-served:
 		return fmt.Errorf("gateway: serving: %w", err)
+	case err := <-tooOld:
+		s.log.Error("refusing to run", "error", err)
+		_ = s.server.Close()
+		return fmt.Errorf("gateway: %w", err)
 	case <-ctx.Done():
 	}
 	s.log.Info("gateway shutting down")
@@ -291,23 +299,27 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 // provisionStreams creates or updates every stream of the bus, retrying until NATS answers (the
-// gateway starts while NATS is down; /readyz reports the missing streams meanwhile).
-func (s *Service) provisionStreams(ctx context.Context) {
+// gateway starts while NATS is down; /readyz reports the missing streams meanwhile). It returns
+// an error only for a server too old for the platform (natsx.RequireVersion).
+func (s *Service) provisionStreams(ctx context.Context) error {
 	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow}
 	for {
+		if err := natsx.RequireVersion(s.nc); err != nil {
+			return err
+		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := bus.Provision(pctx, s.js, opts)
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		s.log.WarnContext(ctx, "provisioning streams; retrying", "error", err)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(time.Second):
 		}
 	}

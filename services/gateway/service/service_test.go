@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -277,5 +278,24 @@ func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
 	cfg, err := service.LoadFrom(map[string]string{})
 	if err != nil || cfg.IdempotencyLease != time.Minute || cfg.RequestTimeout != 30*time.Second {
 		t.Fatalf("defaults: %v %v %v", cfg.IdempotencyLease, cfg.RequestTimeout, err)
+	}
+}
+
+// The gateway refuses to run on a nats-server older than the platform's minimum, naming it.
+func TestGatewayRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
+	t.Parallel()
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": testkit.NewDatabase(t, migrations.Set()),
+		"NATS_URL": testkit.OldNATSServer(t), "GATEWAY_ADDR": "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Run(ctx); err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "older than 2.10.0") {
+		t.Fatalf("Run = %v, want a refusal naming the minimum", err)
 	}
 }
