@@ -20,8 +20,8 @@ import (
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/health"
-	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/gateway/adapters"
 	"github.com/payplat/platform/services/gateway/app"
