@@ -24,8 +24,8 @@ build: ## Build every service binary into $DATA_DIR/bin (.data/bin)
 	@cd pkg && $(GO) build -o $(abspath $(BIN))/nats-server github.com/nats-io/nats-server/v2
 	@echo "built: $(SERVICES) nats-server -> $(BIN)"
 
-run: build ## Run the whole stack in the foreground (Ctrl-C stops it)
-	BIN_DIR=$(BIN) $(BIN)/devstack
+run: build ## Run the whole stack in the foreground (Ctrl-C stops it); CLUSTER=1: 3 NATS nodes, 2 replicas of each service
+	DEV_CLUSTER=$(CLUSTER) BIN_DIR=$(BIN) $(BIN)/devstack
 
 chaos: build ## Faults under load, then the money invariants (CHAOS_DURATION=5m, CHAOS_SEED, CHAOS_RATE=300)
 	@$(GO) build -o $(BIN)/chaos ./e2e/chaos/cmd/chaos

@@ -17,7 +17,7 @@ import (
 // startShell starts `sh -c script` as child name under a fresh supervisor writing to out.
 func startShell(t *testing.T, out *syncBuffer, name, script string) *Supervisor {
 	t.Helper()
-	sup := NewSupervisor(NewOutput(out, nameWidth), testLogger(out))
+	sup := NewSupervisor(NewOutput(out, nameWidth(Single)), testLogger(out))
 	if err := sup.Start(name, "/bin/sh", []string{"-c", script}, os.Environ()); err != nil {
 		t.Fatal(err)
 	}

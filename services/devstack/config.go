@@ -31,8 +31,14 @@ type Config struct {
 	// PostgresPort is the local cluster's port (DEV_PG_PORT, default 5433, clear of a system
 	// server on 5432).
 	PostgresPort int `env:"DEV_PG_PORT" envDefault:"5433"`
-	// NATSPort is the embedded NATS server's port (DEV_NATS_PORT, default 4250).
+	// NATSPort is the embedded NATS server's port (DEV_NATS_PORT, default 4250); in cluster mode
+	// the three nodes listen on it and the two ports after it (their routes 2000 above).
 	NATSPort int `env:"DEV_NATS_PORT" envDefault:"4250"`
+	// Cluster runs the production shape (DEV_CLUSTER, `make run CLUSTER=1`): a 3-node NATS
+	// JetStream cluster (nats-server processes from BIN_DIR, streams with 3 replicas) and two
+	// replicas of every service (health ports 10 above the first replica's, gateway on
+	// GATEWAY_ADDR and the port 10 above).
+	Cluster bool `env:"DEV_CLUSTER"`
 	// HealthPortBase is the health listener port of the first non-gateway service; the others
 	// follow in the order of Services (DEV_HEALTH_PORT_BASE, default 8081: merchant 8081,
 	// pool 8082, payment-projection 8083, webhook-dispatcher 8084).

@@ -14,7 +14,9 @@ const CredentialsFile = "dev-credentials.json"
 
 // Credentials is the content of the credentials file.
 type Credentials struct {
-	GatewayURL  string `json:"gateway_url"`
+	GatewayURL string `json:"gateway_url"`
+	// GatewayURLs lists every gateway replica (one, or two in cluster mode).
+	GatewayURLs []string `json:"gateway_urls"`
 	DatabaseURL string `json:"database_url"`
 	NATSURL     string `json:"nats_url"`
 	AdminToken  string `json:"admin_token"`

@@ -1,11 +1,16 @@
 package devstack
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/natsx"
 )
@@ -37,4 +42,55 @@ func (n *EmbeddedNATS) URL() string { return n.srv.ClientURL() }
 func (n *EmbeddedNATS) Stop() {
 	n.srv.Shutdown()
 	n.srv.WaitForShutdown()
+}
+
+// StartNATSCluster runs the nodes of cfg's topology as nats-server processes (BIN_DIR's, at
+// least 2.10) under sup, with their configuration and stores under dir, and returns once the
+// JetStream cluster answers (its meta leader is elected).
+func StartNATSCluster(ctx context.Context, cfg Config, sup *Supervisor, dir string, log *slog.Logger) error {
+	n := cfg.Topology().NATSNodes
+	for i := range n {
+		conf := filepath.Join(dir, NATSNodeName(i)+".conf")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(conf, []byte(cfg.NATSNodeConfig(i, n, dir)), 0o644); err != nil {
+			return err
+		}
+		if err := sup.Start(NATSNodeName(i), filepath.Join(cfg.BinDir, "nats-server"), []string{"-c", conf}, os.Environ()); err != nil {
+			return err
+		}
+	}
+	log.Info("NATS JetStream cluster starting", "nodes", n, "url", cfg.NATSURLs(), "store", dir)
+	return WaitJetStream(ctx, cfg.NATSURLs(), cfg.ReadyTimeout)
+}
+
+// WaitJetStream waits until JetStream answers at url (on a cluster: once it has a meta leader).
+func WaitJetStream(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		nc, err := nats.Connect(url, nats.Timeout(2*time.Second))
+		if err == nil {
+			js, jerr := jetstream.New(nc)
+			if jerr == nil {
+				actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err = js.AccountInfo(actx)
+				acancel()
+			} else {
+				err = jerr
+			}
+			nc.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("JetStream at %s not ready: %w (last error: %v)", url, ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,8 +15,14 @@ const Gateway = "gateway"
 // follow the same order from Config.HealthPortBase (the gateway needs none of its own).
 var Services = []string{Gateway, "merchant", "pool", "payment-projection", "webhook-dispatcher"}
 
-// nameWidth pads the output prefixes: the longest name, "webhook-dispatcher".
-const nameWidth = len("webhook-dispatcher")
+// nameWidth pads the output prefixes: the longest name of the topology's processes.
+func nameWidth(t Topology) int {
+	width := len("devstack")
+	for _, in := range t.Instances() {
+		width = max(width, len(in.Name))
+	}
+	return width
+}
 
 // Resolved is what the stack has decided before it starts the children.
 type Resolved struct {
@@ -27,40 +32,25 @@ type Resolved struct {
 	Secrets     Secrets
 }
 
-// HealthAddr returns the HEALTH_ADDR of service name, "" for the gateway.
-func (c Config) HealthAddr(name string) string {
-	for i, s := range Services[1:] {
-		if s == name {
-			return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.HealthPortBase+i))
-		}
-	}
-	return ""
+// HealthAddr returns the HEALTH_ADDR of (the first replica of) service name, "" for the gateway.
+func (c Config) HealthAddr(name string) string { return c.HealthAddrOf(Instance{Service: name}) }
+
+// ReadyURL returns the readiness URL of (the first replica of) service name.
+func (c Config) ReadyURL(name string) string { return c.ReadyURLOf(Instance{Service: name}) }
+
+// GatewayURL is the (first) gateway's base URL as a client on this machine reaches it.
+func (c Config) GatewayURL() string { return c.GatewayURLOf(0) }
+
+// ChildEnv returns the environment of (the first replica of) service name.
+func (c Config) ChildEnv(base []string, name string, r Resolved) []string {
+	return c.ChildEnvOf(base, Instance{Service: name, Name: name}, r)
 }
 
-// ReadyURL returns the readiness URL of service name.
-func (c Config) ReadyURL(name string) string {
-	if name == Gateway {
-		return c.GatewayURL() + "/readyz"
-	}
-	return "http://" + c.HealthAddr(name) + "/readyz"
-}
-
-// GatewayURL is the gateway's base URL as a client on this machine reaches it.
-func (c Config) GatewayURL() string {
-	host, port, err := net.SplitHostPort(c.GatewayAddr)
-	if err != nil {
-		return "http://" + c.GatewayAddr
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
-
-// ChildEnv returns the environment of service name: the dev stack's own environment without
+// ChildEnvOf returns the environment of an instance: the dev stack's own environment without
 // the secrets, then what every service reads, then what this one reads (later entries win in
 // os/exec), then Config.ExtraEnv. Each secret goes only to the service that needs it.
-func (c Config) ChildEnv(base []string, name string, r Resolved) []string {
+func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
+	name := in.Service
 	env := make([]string, 0, len(base)+16)
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
@@ -74,14 +64,14 @@ func (c Config) ChildEnv(base []string, name string, r Resolved) []string {
 		"DATA_DIR="+r.DataDir,
 		"LOG_FORMAT="+c.LogFormat,
 		"LOG_LEVEL="+c.LogLevel,
-		"HEALTH_ADDR="+c.HealthAddr(name),
-		// A single embedded server: streams cannot have more than one replica.
-		"STREAM_REPLICAS=1",
+		"HEALTH_ADDR="+c.HealthAddrOf(in),
+		// One replica per NATS node: 1 on the single server, 3 on the cluster.
+		"STREAM_REPLICAS="+strconv.Itoa(c.Topology().StreamReplicas()),
 	)
 	switch name {
 	case Gateway:
 		env = append(env,
-			"GATEWAY_ADDR="+c.GatewayAddr,
+			"GATEWAY_ADDR="+c.GatewayAddrOf(in.Replica),
 			"ADMIN_TOKEN="+r.Secrets.AdminToken,
 			"CRON_SECRET="+r.Secrets.CronSecret,
 		)

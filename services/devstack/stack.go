@@ -28,7 +28,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	out := NewOutput(stdout, nameWidth)
+	out := NewOutput(stdout, nameWidth(cfg.Topology()))
 	s := &stack{
 		cfg:  cfg,
 		out:  out,
@@ -50,9 +50,9 @@ type stack struct {
 }
 
 func (s *stack) run(ctx context.Context) error {
-	if missing := MissingBinaries(s.cfg.BinDir, Services); len(missing) > 0 {
-		return fmt.Errorf("service binaries missing from %s: %s (build them with `go build -o %s/ ./services/<name>/cmd/<name>`, or use `make run`)",
-			s.cfg.BinDir, strings.Join(missing, ", "), s.cfg.BinDir)
+	if missing := MissingBinaries(s.cfg.BinDir, s.programs()); len(missing) > 0 {
+		return fmt.Errorf("binaries missing from %s: %s (build them with `make build`, or use `make run`)",
+			s.cfg.BinDir, strings.Join(missing, ", "))
 	}
 	dataDir, err := filepath.Abs(s.cfg.DataDir)
 	if err != nil {
@@ -79,7 +79,8 @@ func (s *stack) run(ctx context.Context) error {
 	if r.DatabaseURL, err = s.startPostgres(ctx, dataDir, &stops); err != nil {
 		return err
 	}
-	if r.NATSURL, err = s.startNATS(dataDir, &stops); err != nil {
+	natsExits := make(<-chan Exit)
+	if r.NATSURL, natsExits, err = s.startNATS(ctx, dataDir, &stops); err != nil {
 		return err
 	}
 
@@ -90,8 +91,8 @@ func (s *stack) run(ctx context.Context) error {
 		s.http.CloseIdleConnections()
 		sup.Stop(s.cfg.StopTimeout, s.cfg.Hurry)
 	}()
-	for _, name := range Services {
-		if err := sup.Start(name, filepath.Join(s.cfg.BinDir, name), nil, s.cfg.ChildEnv(os.Environ(), name, r)); err != nil {
+	for _, in := range s.cfg.Topology().Instances() {
+		if err := sup.Start(in.Name, filepath.Join(s.cfg.BinDir, in.Service), nil, s.cfg.ChildEnvOf(os.Environ(), in, r)); err != nil {
 			return err
 		}
 	}
@@ -112,18 +113,38 @@ func (s *stack) run(ctx context.Context) error {
 		return nil
 	case exit := <-sup.Exits():
 		return unexpectedExit(exit)
+	case exit := <-natsExits:
+		return unexpectedExit(exit)
 	}
+}
+
+// programs are the binaries the stack runs from BIN_DIR: the services, and nats-server for its
+// own cluster.
+func (s *stack) programs() []string {
+	if s.cfg.NATSURL == "" && s.cfg.Topology().NATSNodes > 1 {
+		return append(append([]string{}, Services...), "nats-server")
+	}
+	return Services
 }
 
 // listenAddrs are the addresses the stack is about to listen on, checked up front so that a
 // second stack (or services left over from a killed one) is reported clearly.
 func (s *stack) listenAddrs() []string {
-	addrs := []string{s.cfg.GatewayAddr}
-	for _, name := range Services[1:] {
-		addrs = append(addrs, s.cfg.HealthAddr(name))
+	var addrs []string
+	for _, in := range s.cfg.Topology().Instances() {
+		if in.Service == Gateway {
+			addrs = append(addrs, s.cfg.GatewayAddrOf(in.Replica))
+		} else {
+			addrs = append(addrs, s.cfg.HealthAddrOf(in))
+		}
 	}
 	if s.cfg.NATSURL == "" {
-		addrs = append(addrs, net.JoinHostPort("127.0.0.1", fmt.Sprint(s.cfg.NATSPort)))
+		for i := range s.cfg.Topology().NATSNodes {
+			addrs = append(addrs, net.JoinHostPort("127.0.0.1", fmt.Sprint(s.cfg.NATSClientPort(i))))
+			if s.cfg.Topology().NATSNodes > 1 {
+				addrs = append(addrs, net.JoinHostPort("127.0.0.1", fmt.Sprint(s.cfg.NATSClientPort(i)+natsRoutePortOffset)))
+			}
+		}
 	}
 	return addrs
 }
@@ -163,27 +184,40 @@ func (s *stack) startPostgres(ctx context.Context, dataDir string, stops *[]func
 	return pg.URL(Database), nil
 }
 
-func (s *stack) startNATS(dataDir string, stops *[]func()) (string, error) {
+// startNATS starts the stack's own NATS unless NATS_URL names one: an embedded server, or in
+// cluster mode three nats-server processes (their exits are reported on the returned channel).
+func (s *stack) startNATS(ctx context.Context, dataDir string, stops *[]func()) (string, <-chan Exit, error) {
 	if s.cfg.NATSURL != "" {
 		s.log.Info("using the NATS server of NATS_URL", "url", s.cfg.NATSURL)
-		return s.cfg.NATSURL, nil
+		return s.cfg.NATSURL, nil, nil
+	}
+	if n := s.cfg.Topology().NATSNodes; n > 1 {
+		sup := NewSupervisor(s.out, s.log)
+		*stops = append(*stops, func() {
+			s.log.Info("stopping NATS")
+			sup.Stop(s.cfg.StopTimeout, s.cfg.Hurry)
+		})
+		if err := StartNATSCluster(ctx, s.cfg, sup, filepath.Join(dataDir, "nats-cluster"), s.log); err != nil {
+			return "", nil, err
+		}
+		return s.cfg.NATSURLs(), sup.Exits(), nil
 	}
 	n, err := StartEmbeddedNATS(filepath.Join(dataDir, "nats"), s.cfg.NATSPort, s.log)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	*stops = append(*stops, func() {
 		s.log.Info("stopping NATS")
 		n.Stop()
 	})
-	return n.URL(), nil
+	return n.URL(), nil, nil
 }
 
 // untilReady waits for every service's /readyz while watching for a child that dies.
 func (s *stack) untilReady(ctx context.Context, sup *Supervisor) error {
-	targets := make([]Target, 0, len(Services))
-	for _, name := range Services {
-		targets = append(targets, Target{Name: name, URL: s.cfg.ReadyURL(name)})
+	var targets []Target
+	for _, in := range s.cfg.Topology().Instances() {
+		targets = append(targets, Target{Name: in.Name, URL: s.cfg.ReadyURLOf(in)})
 	}
 	s.log.Info("waiting for the services to be ready", "timeout", s.cfg.ReadyTimeout)
 	readyCtx, cancel := context.WithTimeout(ctx, s.cfg.ReadyTimeout)
@@ -214,12 +248,12 @@ func (s *stack) writeCredentials(ctx context.Context, dataDir string, r Resolved
 		s.log.Warn("ignoring unreadable credentials file", "error", err)
 		creds = Credentials{}
 	}
-	creds.GatewayURL = s.cfg.GatewayURL()
+	creds.GatewayURL, creds.GatewayURLs = s.cfg.GatewayURL(), s.cfg.GatewayURLs()
 	creds.DatabaseURL, creds.NATSURL = r.DatabaseURL, r.NATSURL
 	creds.AdminToken, creds.CronSecret = r.Secrets.AdminToken, r.Secrets.CronSecret
 	creds.Health = map[string]string{}
-	for _, name := range Services {
-		creds.Health[name] = s.cfg.ReadyURL(name)
+	for _, in := range s.cfg.Topology().Instances() {
+		creds.Health[in.Name] = s.cfg.ReadyURLOf(in)
 	}
 	admin := AdminClient{BaseURL: creds.GatewayURL, AdminToken: r.Secrets.AdminToken, HTTP: s.http}
 	if err := EnsureCompany(ctx, admin, &creds, s.cfg.CompanyName, s.log); err != nil {
@@ -237,14 +271,19 @@ func (s *stack) banner(credsPath string) {
 		shown = "./" + shown
 	}
 	gw := s.cfg.GatewayURL()
+	shape := ""
+	if t := s.cfg.Topology(); t.Replicas > 1 {
+		shape = fmt.Sprintf("\n  cluster: %d NATS nodes (%s), %d replicas of each service, gateways %s",
+			t.NATSNodes, s.cfg.NATSURLs(), t.Replicas, strings.Join(s.cfg.GatewayURLs(), " and "))
+	}
 	s.out.Print(fmt.Sprintf(`
-  payplat dev stack ready: %s
+  payplat dev stack ready: %s%s
   dashboard: %s/dashboard/  (sign in with the demo company's test secret key: jq -r .keys.sk_test %s)
   credentials (admin token, cron secret, demo company and its API keys): %s
   try:  curl -H "Authorization: Bearer $(jq -r .keys.sk_test %s)" %s/api/v1/management/whoami
   stop: Ctrl-C
 
-`, gw, gw, shown, credsPath, shown, gw))
+`, gw, shape, gw, shown, credsPath, shown, gw))
 }
 
 // startCron calls the cron endpoint on a timer until the returned function is called.

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/testkit"
 )
@@ -185,5 +188,57 @@ func TestRunWithTheLocalPostgres(t *testing.T) {
 	if conn, err := pgx.Connect(probeCtx, creds.DatabaseURL); err == nil {
 		conn.Close(probeCtx)
 		t.Fatal("PostgreSQL still answers after the stack stopped")
+	}
+}
+
+// `make run CLUSTER=1`: three nats-server processes forming a JetStream cluster that takes
+// streams with 3 replicas, two replicas of every service on their own ports (two gateways, both
+// in the credentials file), and everything stopped again on Ctrl-C.
+func TestRunClusterMode(t *testing.T) {
+	cfg := fakeStack(t)
+	cfg.Cluster = true
+	cfg.HealthPortBase = testkit.FreePorts(t, 15)
+	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 11))
+	cfg.NATSPort = testkit.FreePorts(t, 3)
+	natsServer := filepath.Join(cfg.BinDir, "nats-server")
+	build := exec.Command("go", "build", "-o", natsServer, "github.com/nats-io/nats-server/v2")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building nats-server: %v\n%s", err, out)
+	}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, out) }()
+	waitFor(t, 2*time.Minute, contains(out, "payplat dev stack ready", "cluster: 3 NATS nodes"))
+	creds, err := ReadCredentials(filepath.Join(cfg.DataDir, CredentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(creds.GatewayURLs) != 2 || creds.GatewayURLs[0] == creds.GatewayURLs[1] || len(creds.Health) != 10 ||
+		strings.Count(creds.NATSURL, "nats://") != 3 {
+		t.Fatalf("credentials: %+v", creds)
+	}
+	for _, name := range []string{"gateway-1", "gateway-2", "webhook-dispatcher-2"} {
+		if err := contains(out, fmt.Sprintf("%-20s | starting", name))(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cluster takes a stream with three replicas.
+	nc, err := nats.Connect(creds.NATSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3}); err != nil {
+		t.Fatalf("a stream with 3 replicas: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v\n%s", err, out)
+	}
+	if err := checkPortsFree((&stack{cfg: cfg}).listenAddrs()); err != nil {
+		t.Fatal(err)
 	}
 }
