@@ -17,10 +17,10 @@ type Credentials struct {
 	GatewayURL string `json:"gateway_url"`
 	// GatewayURLs lists every gateway replica (one, or two in cluster mode).
 	GatewayURLs []string `json:"gateway_urls"`
-	DatabaseURL string `json:"database_url"`
-	NATSURL     string `json:"nats_url"`
-	AdminToken  string `json:"admin_token"`
-	CronSecret  string `json:"cron_secret"`
+	DatabaseURL string   `json:"database_url"`
+	NATSURL     string   `json:"nats_url"`
+	AdminToken  string   `json:"admin_token"`
+	CronSecret  string   `json:"cron_secret"`
 	// Company is the demo company; nil until it has been created.
 	Company *Company `json:"company,omitempty"`
 	// Keys are the demo company's API keys, shown by the gateway only when it is created.
