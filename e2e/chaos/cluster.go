@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,9 +15,10 @@ import (
 	"github.com/payplat/platform/services/devstack"
 )
 
-// Cluster is the platform as separate processes on this machine: a local PostgreSQL cluster, a
-// nats-server with JetStream and the five services, each on its own ports, with their state and
-// logs under one directory.
+// Cluster is the platform as separate processes on this machine, in the shape of a
+// devstack.Topology: a local PostgreSQL cluster, one nats-server or a JetStream cluster of
+// three, and each service's replicas, on ports of their own, with their state and logs under
+// one directory. The layout (ports, environment, NATS configuration) is the dev stack's.
 type Cluster struct {
 	dir    string
 	binDir string
@@ -24,11 +26,12 @@ type Cluster struct {
 	cfg    devstack.Config
 	res    devstack.Resolved
 
-	pg       *devstack.LocalPostgres
-	pgMu     sync.Mutex
-	nats     *proc
-	services map[string]*proc
-	http     *http.Client
+	pg        *devstack.LocalPostgres
+	pgMu      sync.Mutex
+	nats      []*proc
+	instances []devstack.Instance
+	services  map[string]*proc // by instance name
+	http      *http.Client
 }
 
 // ClusterOptions place a Cluster.
@@ -38,23 +41,18 @@ type ClusterOptions struct {
 	Dir string
 	// BinDir holds Programs.
 	BinDir string
+	// Topology is the shape (devstack.Single when zero).
+	Topology devstack.Topology
 	// ServiceEnv is added to every service's environment.
 	ServiceEnv []string
 }
 
-// NATSConfig is the nats-server configuration of the chaos cluster: the production settings
-// that matter here (deploy/nats/config.yaml: 8 MiB payloads, JetStream on files).
-const natsConfig = `listen: 127.0.0.1:%d
-server_name: chaos
-max_payload: 8388608
-jetstream {
-  store_dir: %q
-}
-`
-
 // StartCluster starts PostgreSQL, NATS and the services, and returns once every service is
 // ready.
 func StartCluster(ctx context.Context, o ClusterOptions, ev *Events) (*Cluster, error) {
+	if o.Topology.NATSNodes == 0 {
+		o.Topology = devstack.Single
+	}
 	for _, sub := range []string{"logs", "nats"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, sub), 0o755); err != nil {
 			return nil, err
@@ -64,26 +62,22 @@ func StartCluster(ctx context.Context, o ClusterOptions, ev *Events) (*Cluster, 
 	if err != nil {
 		return nil, err
 	}
-	ports, err := testkit.FreePortRange(len(devstack.Services) + 2)
-	if err != nil {
+	cfg.Cluster = o.Topology == devstack.Cluster
+	if err := placePorts(&cfg); err != nil {
 		return nil, err
 	}
 	cfg.BinDir, cfg.DataDir = o.BinDir, o.Dir
-	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", ports)
-	cfg.HealthPortBase = ports + 1
-	cfg.PostgresPort = ports + len(devstack.Services)
-	cfg.NATSPort = ports + len(devstack.Services) + 1
 	cfg.ExtraEnv = o.ServiceEnv
 	c := &Cluster{dir: o.Dir, binDir: o.BinDir, events: ev, cfg: cfg, services: map[string]*proc{},
-		http: &http.Client{Timeout: 10 * time.Second}}
+		instances: cfg.Topology().Instances(), http: &http.Client{Timeout: 10 * time.Second}}
 	if err := c.startStorage(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
-	for _, name := range devstack.Services {
-		p := newProc(name, filepath.Join(o.BinDir, name), nil, cfg.ChildEnv(os.Environ(), name, c.res),
-			c.logPath(name), ev)
-		c.services[name] = p
+	for _, in := range c.instances {
+		p := newProc(in.Name, filepath.Join(o.BinDir, in.Service), nil, cfg.ChildEnvOf(os.Environ(), in, c.res),
+			c.logPath(in.Name), ev)
+		c.services[in.Name] = p
 		if err := p.start(); err != nil {
 			c.Close()
 			return nil, err
@@ -94,6 +88,41 @@ func StartCluster(ctx context.Context, o ClusterOptions, ev *Events) (*Cluster, 
 		return nil, err
 	}
 	return c, nil
+}
+
+// placePorts gives the configuration free loopback ports: the gateways and health listeners in
+// one block (replicas 10 apart), PostgreSQL after them, and the NATS nodes' client ports with
+// their route ports 2000 above (devstack's layout).
+func placePorts(cfg *devstack.Config) error {
+	base, err := testkit.FreePortRange(25)
+	if err != nil {
+		return err
+	}
+	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)
+	cfg.HealthPortBase = base + 1
+	cfg.PostgresPort = base + 20
+	for range 100 {
+		nats, err := testkit.FreePortRange(3)
+		if err != nil {
+			return err
+		}
+		if free(nats+2000, 3) {
+			cfg.NATSPort = nats
+			return nil
+		}
+	}
+	return fmt.Errorf("no free ports for the NATS nodes and their routes")
+}
+
+func free(port, n int) bool {
+	for p := port; p < port+n; p++ {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }
 
 func (c *Cluster) startStorage(ctx context.Context) error {
@@ -111,51 +140,74 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 		return err
 	}
 	c.pg = pg
-	conf := filepath.Join(c.dir, "nats.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, natsConfig, c.cfg.NATSPort, filepath.Join(c.dir, "nats")), 0o644); err != nil {
-		return err
-	}
-	c.nats = newProc("nats", filepath.Join(c.binDir, "nats-server"), []string{"-c", conf}, os.Environ(), c.logPath("nats"), c.events)
-	if err := c.nats.start(); err != nil {
-		return err
+	n := c.cfg.Topology().NATSNodes
+	for i := range n {
+		conf := filepath.Join(c.dir, devstack.NATSNodeName(i)+".conf")
+		if err := os.WriteFile(conf, []byte(c.cfg.NATSNodeConfig(i, n, filepath.Join(c.dir, "nats"))), 0o644); err != nil {
+			return err
+		}
+		p := newProc(devstack.NATSNodeName(i), filepath.Join(c.binDir, "nats-server"), []string{"-c", conf}, os.Environ(),
+			c.logPath(devstack.NATSNodeName(i)), c.events)
+		c.nats = append(c.nats, p)
+		if err := p.start(); err != nil {
+			return err
+		}
 	}
 	c.res = devstack.Resolved{DatabaseURL: pg.URL(devstack.Database), NATSURL: c.NATSURL(), DataDir: c.dir, Secrets: secrets}
-	return nil
+	return devstack.WaitJetStream(ctx, c.NATSURL(), time.Minute)
 }
 
 func (c *Cluster) logPath(name string) string { return filepath.Join(c.dir, "logs", name+".log") }
 
-// WaitReady waits until every service answers /readyz with 200.
+// WaitReady waits until every service instance answers /readyz with 200.
 func (c *Cluster) WaitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var targets []devstack.Target
-	for _, name := range devstack.Services {
-		targets = append(targets, devstack.Target{Name: name, URL: c.cfg.ReadyURL(name)})
+	for _, in := range c.instances {
+		targets = append(targets, devstack.Target{Name: in.Name, URL: c.cfg.ReadyURLOf(in)})
 	}
 	return devstack.WaitReady(ctx, c.http, targets, 100*time.Millisecond)
 }
 
-// GatewayURL is the gateway's base URL.
-func (c *Cluster) GatewayURL() string { return c.cfg.GatewayURL() }
+// GatewayURLs are the gateways' base URLs.
+func (c *Cluster) GatewayURLs() []string { return c.cfg.GatewayURLs() }
 
 // DatabaseURL is the platform's database.
 func (c *Cluster) DatabaseURL() string { return c.res.DatabaseURL }
 
-// NATSURL is the NATS server's client URL.
-func (c *Cluster) NATSURL() string { return fmt.Sprintf("nats://127.0.0.1:%d", c.cfg.NATSPort) }
+// NATSURL is the NATS client URL: every node.
+func (c *Cluster) NATSURL() string { return c.cfg.NATSURLs() }
 
-// AdminToken and CronSecret are the gateway's secrets.
+// AdminToken is the gateway's admin token.
 func (c *Cluster) AdminToken() string { return c.res.Secrets.AdminToken }
 
 // CronSecret is the Bearer secret of the cron endpoint.
 func (c *Cluster) CronSecret() string { return c.res.Secrets.CronSecret }
 
-// Service returns the process of a service.
+// Instances lists the service processes.
+func (c *Cluster) Instances() []devstack.Instance { return c.instances }
+
+// Service returns the process of a service instance, by its name ("pool", or "pool-2" when
+// services have replicas).
 func (c *Cluster) Service(name string) *proc { return c.services[name] }
 
-// NATS returns the nats-server process.
-func (c *Cluster) NATS() *proc { return c.nats }
+// ReplicasOf returns the instance names of a service.
+func (c *Cluster) ReplicasOf(service string) []string {
+	var out []string
+	for _, in := range c.instances {
+		if in.Service == service {
+			out = append(out, in.Name)
+		}
+	}
+	return out
+}
+
+// NATSNode returns the process of NATS node i.
+func (c *Cluster) NATSNode(i int) *proc { return c.nats[i] }
+
+// NATSNodes is the number of NATS nodes.
+func (c *Cluster) NATSNodes() int { return len(c.nats) }
 
 // StopPostgresImmediately stops PostgreSQL the way a power cut would (no checkpoint).
 func (c *Cluster) StopPostgresImmediately() error {
@@ -180,11 +232,13 @@ func (c *Cluster) EnsureUp(ctx context.Context) error {
 	if err != nil && err.Error() != "PostgreSQL is running" {
 		return err
 	}
-	if err := c.nats.ensureRunning(); err != nil {
-		return err
+	for _, p := range c.nats {
+		if err := p.ensureRunning(); err != nil {
+			return err
+		}
 	}
-	for _, name := range devstack.Services {
-		if err := c.services[name].ensureRunning(); err != nil {
+	for _, p := range c.services {
+		if err := p.ensureRunning(); err != nil {
 			return err
 		}
 	}
@@ -193,7 +247,10 @@ func (c *Cluster) EnsureUp(ctx context.Context) error {
 
 // Crashes counts the times each process exited on its own.
 func (c *Cluster) Crashes() map[string]int {
-	out := map[string]int{"nats": c.nats.crashCount()}
+	out := map[string]int{}
+	for _, p := range c.nats {
+		out[p.name] = p.crashCount()
+	}
 	for name, p := range c.services {
 		out[name] = p.crashCount()
 	}
@@ -202,11 +259,13 @@ func (c *Cluster) Crashes() map[string]int {
 
 // Close stops everything: services, NATS, PostgreSQL.
 func (c *Cluster) Close() {
+	var wg sync.WaitGroup
 	for _, p := range c.services {
-		p.close(10 * time.Second)
+		wg.Go(func() { p.close(10 * time.Second) })
 	}
-	if c.nats != nil {
-		c.nats.close(10 * time.Second)
+	wg.Wait()
+	for _, p := range c.nats {
+		p.close(10 * time.Second)
 	}
 	if c.pg != nil {
 		c.pgMu.Lock()

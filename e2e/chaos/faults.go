@@ -148,6 +148,7 @@ func (in *Injector) inject(ctx context.Context, kind, target string) error {
 	var err error
 	switch kind {
 	case FaultKill:
+		target = in.instanceOf(target)
 		p := in.cluster.Service(target)
 		p.kill()
 		delay := in.rnd.duration(0, 5*time.Second)
@@ -155,6 +156,7 @@ func (in *Injector) inject(ctx context.Context, kind, target string) error {
 		sleep(ctx, delay)
 		err = p.start()
 	case FaultFreeze:
+		target = in.instanceOf(target)
 		p := in.cluster.Service(target)
 		d := in.rnd.duration(2*time.Second, 15*time.Second)
 		if err = p.pause(); err == nil {
@@ -163,11 +165,13 @@ func (in *Injector) inject(ctx context.Context, kind, target string) error {
 			err = p.resume()
 		}
 	case FaultNATS:
-		in.cluster.NATS().kill()
+		node := in.rnd.intN(in.cluster.NATSNodes())
+		target = devstack.NATSNodeName(node)
+		in.cluster.NATSNode(node).kill()
 		delay := in.rnd.duration(0, 3*time.Second)
 		in.events.Logf(kind, target, "killed; restarting in %s", delay.Round(time.Millisecond))
 		sleep(ctx, delay)
-		err = in.cluster.NATS().start()
+		err = in.cluster.NATSNode(node).start()
 	case FaultPostgres:
 		if err = in.cluster.StopPostgresImmediately(); err == nil {
 			delay := in.rnd.duration(0, 3*time.Second)
@@ -217,4 +221,10 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// instanceOf picks one replica of a service.
+func (in *Injector) instanceOf(service string) string {
+	replicas := in.cluster.ReplicasOf(service)
+	return replicas[in.rnd.intN(len(replicas))]
 }

@@ -129,10 +129,13 @@ func trim(b []byte, n int) string {
 	return string(b)
 }
 
-// checkDeadLetters: the dead-letter stream holds exactly the poison messages, each dead-lettered
-// by every consumer whose filter takes its subject (the webhook dispatcher acknowledges event
-// types it does not know instead: the other consumers of the stream report them), each with a
-// reason.
+// webhookDispatchers names the webhook dispatchers' partition consumers together.
+const webhookDispatchers = "webhook-dispatcher"
+
+// checkDeadLetters: the dead-letter stream holds exactly the poison messages, each with a reason,
+// dead-lettered by every consumer of the event streams whose filter takes its subject, and by
+// the webhook dispatchers for those on a catalogue event's subject (their events stream copies
+// only those).
 func (c *Checker) checkDeadLetters(ctx context.Context) Result {
 	r := Result{Name: "dead letters: exactly the poison messages, each with its reason"}
 	filters, err := c.consumerFilters(ctx)
@@ -145,14 +148,13 @@ func (c *Checker) checkDeadLetters(ctx context.Context) Result {
 		if !p.Stored {
 			continue
 		}
-		unknown := false
-		if parts, err := events.ParseSubject(p.Subject); err != nil || parts.Type == "" {
-			unknown = true
+		parts, err := events.ParseSubject(p.Subject)
+		if spec, _ := events.Lookup(parts.Type); err == nil && spec.Catalogue {
+			// Copied into the webhook dispatchers' events stream, and dead-lettered by the
+			// consumer of its company's partition.
+			want[webhookDispatchers+"|"+p.MsgID] = true
 		}
 		for consumer, fs := range filters {
-			if unknown && strings.HasPrefix(consumer, "webhook-dispatcher-") {
-				continue
-			}
 			for _, f := range fs {
 				if subjectMatches(f, p.Subject) {
 					want[consumer+"|"+p.MsgID] = true
@@ -169,7 +171,11 @@ func (c *Checker) checkDeadLetters(ctx context.Context) Result {
 	got := map[string]bool{}
 	kinds := map[string]int{}
 	for _, m := range msgs {
-		k := m.Header.Get(bus.HeaderDLQConsumer) + "|" + m.Header.Get(bus.HeaderDLQOriginalMsgID)
+		consumer := m.Header.Get(bus.HeaderDLQConsumer)
+		if strings.HasPrefix(consumer, webhookDispatchers+"-p") {
+			consumer = webhookDispatchers
+		}
+		k := consumer + "|" + m.Header.Get(bus.HeaderDLQOriginalMsgID)
 		if got[k] {
 			r.violate("dead letter %s stored twice", k)
 		}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,10 +17,13 @@ import (
 	"github.com/payplat/platform/services/devstack"
 )
 
-// Partner is the HTTP client of a partner company: its requests, and how it retries them.
+// Partner is the HTTP client of a partner company: its requests, and how it retries them. With
+// several gateways it sends each request to the next one in turn, and, like a load balancer,
+// to another when one refuses the connection (nothing was sent).
 type Partner struct {
-	base string
-	http *http.Client
+	bases []string
+	next  atomic.Uint64
+	http  *http.Client
 }
 
 // answer is an HTTP answer, or the transport error that stood in for one.
@@ -40,28 +45,48 @@ func (a answer) retryable() bool {
 	return a.err != nil || a.status >= 500 || (a.status == http.StatusConflict && a.code() == "IDEMPOTENCY_KEY_IN_PROGRESS")
 }
 
-func newPartner(base string) *Partner {
+func newPartner(bases ...string) *Partner {
 	// A request to a frozen gateway hangs until the client gives up: a cut connection.
-	return &Partner{base: base, http: &http.Client{Timeout: 12 * time.Second,
+	return &Partner{bases: bases, http: &http.Client{Timeout: 12 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 
+// base is the gateway the first try of the next request goes to.
+func (p *Partner) base() string { return p.bases[int(p.next.Add(1)%uint64(len(p.bases)))] }
+
 // call sends one request with the API key (or a "Bearer ..." authorization) and the
-// Idempotency-Key when not empty.
+// Idempotency-Key when not empty, to the next gateway, or another one when it refuses the
+// connection.
 func (p *Partner) call(ctx context.Context, method, path, auth, idemKey string, body any) answer {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
 			return answer{err: err}
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
+	first := int(p.next.Add(1))
+	var a answer
+	for i := range len(p.bases) {
+		a = p.callOne(ctx, p.bases[(first+i)%len(p.bases)], method, path, auth, idemKey, raw, body != nil)
+		var op *net.OpError
+		if a.err == nil || !errors.As(a.err, &op) || op.Op != "dial" {
+			return a
+		}
+	}
+	return a
+}
+
+func (p *Partner) callOne(ctx context.Context, base, method, path, auth, idemKey string, raw []byte, hasBody bool) answer {
+	var rd io.Reader
+	if hasBody {
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return answer{err: err}
 	}
-	if body != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if len(auth) > 7 && auth[:7] == "Bearer " {
@@ -77,9 +102,9 @@ func (p *Partner) call(ctx context.Context, method, path, auth, idemKey string, 
 		return answer{err: err}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	a := answer{status: resp.StatusCode, err: err}
-	_ = json.Unmarshal(raw, &a.body)
+	_ = json.Unmarshal(b, &a.body)
 	return a
 }
 
@@ -124,7 +149,7 @@ type Merchant struct {
 // management API, and points the first withHooks companies' webhooks at the receiver. It runs
 // before any fault: its requests must all succeed.
 func setupTenants(ctx context.Context, p *Partner, adminToken string, companies, merchants, withHooks int, rc *Receiver) ([]Tenant, error) {
-	admin := devstack.AdminClient{BaseURL: p.base, AdminToken: adminToken, HTTP: p.http}
+	admin := devstack.AdminClient{BaseURL: p.base(), AdminToken: adminToken, HTTP: p.http}
 	tenants := make([]Tenant, companies)
 	for i := range tenants {
 		c, keys, err := admin.CreateCompany(ctx, fmt.Sprintf("Chaos Company %d", i))

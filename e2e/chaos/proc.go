@@ -67,12 +67,12 @@ func (p *proc) startLocked() error {
 // watch waits for the process and restarts it after a second when it ended on its own.
 func (p *proc) watch(cmd *exec.Cmd, done chan struct{}) {
 	err := cmd.Wait()
-	close(done)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == cmd {
 		p.cmd = nil
 	}
+	close(done) // after cmd is cleared: whoever waited on done may start the process again
 	if p.down || p.closing {
 		return
 	}
@@ -177,3 +177,9 @@ func (p *proc) crashCount() int {
 	defer p.mu.Unlock()
 	return p.crashes
 }
+
+// Kill kills the process with SIGKILL and waits until it is gone; it stays down until Start.
+func (p *proc) Kill() { p.kill() }
+
+// Start starts the process again.
+func (p *proc) Start() error { return p.start() }

@@ -40,7 +40,8 @@ func cronCaller(ctx context.Context, p *Partner, secret string, loops int, every
 // is pending or due for a retry. It returns what is still going on otherwise.
 func quiet(ctx context.Context, db *pgxpool.Pool, js jetstream.JetStream) (string, error) {
 	var busy []string
-	for _, st := range append(events.Streams(), events.Stream{Name: "DEADLETTER"}) {
+	// The webhook dispatchers' own stream (a copy of the catalogue events, by partition) too.
+	for _, st := range append(events.Streams(), events.Stream{Name: "DEADLETTER"}, events.Stream{Name: "WEBHOOK_EVENTS"}) {
 		s, err := js.Stream(ctx, st.Name)
 		if err != nil {
 			return "", err

@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/services/devstack"
 )
 
 // Config configures a run.
@@ -22,17 +25,30 @@ type Config struct {
 	Load     LoadOptions
 	// Companies, each with Merchants merchants; the first WithWebhooks have a webhook endpoint.
 	Companies, Merchants, WithWebhooks int
-	Dir                                string        // state and logs of the run's processes
-	BinDir                             string        // Programs
-	QuietTimeout                       time.Duration // how long the platform may take to quiet down after the faults
-	Out                                io.Writer
+	// Topology is the shape of the platform (devstack.Single when zero).
+	Topology devstack.Topology
+	// ReceiverErrors and ReceiverTimeouts are the shares of webhook attempts the receiver answers
+	// 500 to and lets time out.
+	ReceiverErrors, ReceiverTimeouts float64
+	// Script, when set, replaces the random faults: it runs under load, and the load stops when
+	// it returns (or after Duration). Checks adds invariants of its own, run after the standard
+	// ones.
+	Script func(ctx context.Context, s *Scenario) error
+	Checks func(ctx context.Context, s *Scenario) []Result
+	// ServiceEnv is added to the services' environment (after the run's own tuning).
+	ServiceEnv   []string
+	Dir          string        // state and logs of the run's processes
+	BinDir       string        // Programs
+	QuietTimeout time.Duration // how long the platform may take to quiet down after the faults
+	Out          io.Writer
 }
 
 // DefaultConfig is `make chaos` without settings: 5 minutes at 300 lifecycles a second.
 func DefaultConfig() Config {
 	return Config{Duration: 5 * time.Minute, Seed: uint64(time.Now().UnixNano()),
 		Load:      LoadOptions{Lifecycles: 300, HTTP: 20, Treasury: 4, Wallet: 4, Catalogue: 2},
-		Companies: 8, Merchants: 6, WithWebhooks: 2, QuietTimeout: 10 * time.Minute, Out: os.Stdout}
+		Companies: 8, Merchants: 6, WithWebhooks: 2, QuietTimeout: 10 * time.Minute, Out: os.Stdout,
+		ReceiverErrors: 0.20, ReceiverTimeouts: 0.05}
 }
 
 // serviceEnv tunes the services for a run measured in minutes: webhook retries seconds apart
@@ -85,17 +101,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep := Report{Seed: cfg.Seed, Duration: cfg.Duration, Events: ev}
 	ev.Logf("phase", "start", "seed %d, %s of faults, %.0f lifecycles/s, %.0f requests/s, state in %s",
 		cfg.Seed, cfg.Duration, cfg.Load.Lifecycles, cfg.Load.HTTP, cfg.Dir)
-	receiver, err := NewReceiver(cfg.Seed, 0.20, 0.05, 3*time.Second)
+	receiver, err := NewReceiver(cfg.Seed, cfg.ReceiverErrors, cfg.ReceiverTimeouts, 3*time.Second)
 	if err != nil {
 		return rep, err
 	}
 	defer receiver.Close()
-	cluster, err := StartCluster(ctx, ClusterOptions{Dir: cfg.Dir, BinDir: cfg.BinDir, ServiceEnv: serviceEnv}, ev)
+	cluster, err := StartCluster(ctx, ClusterOptions{Dir: cfg.Dir, BinDir: cfg.BinDir, Topology: cfg.Topology,
+		ServiceEnv: append(append([]string{}, serviceEnv...), cfg.ServiceEnv...)}, ev)
 	if err != nil {
 		return rep, err
 	}
 	defer cluster.Close()
-	ev.Logf("phase", "start", "platform ready: gateway %s, NATS %s", cluster.GatewayURL(), cluster.NATSURL())
+	ev.Logf("phase", "start", "platform ready: gateway %s, NATS %s", cluster.GatewayURLs(), cluster.NATSURL())
 	db, err := pgxpool.New(ctx, cluster.DatabaseURL())
 	if err != nil {
 		return rep, err
@@ -106,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	defer pub.Close()
-	partner := newPartner(cluster.GatewayURL())
+	partner := newPartner(cluster.GatewayURLs()...)
 	tenants, err := setupTenants(ctx, partner, cluster.AdminToken(), cfg.Companies, cfg.Merchants, cfg.WithWebhooks, receiver)
 	if err != nil {
 		return rep, fmt.Errorf("setting up the companies: %w", err)
@@ -135,7 +152,24 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	go func() { load.Run(faultCtx, drainCtx); close(loaded) }()
 	in := &Injector{cluster: cluster, receiver: receiver, load: load, pub: pub, rnd: newRNG(cfg.Seed, 2), events: ev,
 		tenants: tenants, probe: prober{load: load, db: db}.probe}
-	injErr := in.Run(faultCtx)
+	nc, err := connect(cluster.NATSURL(), "chaos-check")
+	if err != nil {
+		return rep, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return rep, err
+	}
+	sc := &Scenario{Cluster: cluster, Events: ev, JS: js, DB: db, Receiver: receiver, Book: book, Tenants: tenants,
+		partner: partner, inj: in}
+	var injErr error
+	if cfg.Script != nil {
+		injErr = cfg.Script(faultCtx, sc)
+		stopFaults()
+	} else {
+		injErr = in.Run(faultCtx)
+	}
 	rep.Faults = in.Faults()
 	if injErr != nil {
 		ev.Logf("phase", "faults", "fault injection failed: %v", injErr)
@@ -149,23 +183,17 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	_, _, _, ops := book.Snapshot()
 	rep.Requests = len(ops)
 	rep.ClientErrors = clientErrors(rep.Faults, ops)
-	nc, err := connect(cluster.NATSURL(), "chaos-check")
-	if err != nil {
-		return rep, err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return rep, err
-	}
 	if err := waitQuiet(ctx, db, js, cfg.QuietTimeout, ev); err != nil {
 		return rep, err
 	}
 	stopCron()
-	ev.Logf("phase", "check", "quiet %s after the faults; checking the invariants", ev.Since()-cfg.Duration)
+	ev.Logf("phase", "check", "quiet; checking the invariants")
 	checker := &Checker{db: db, js: js, tenants: tenants, book: book, receiver: receiver, faults: rep.Faults,
 		poison: in.Poison(), ctl: ctlRunner(cfg.BinDir, cluster)}
 	rep.Results = checker.Check(ctx)
+	if cfg.Checks != nil {
+		rep.Results = append(rep.Results, cfg.Checks(ctx, sc)...)
+	}
 	rep.Crashes = cluster.Crashes()
 	if injErr != nil {
 		rep.Results = append(rep.Results, Result{Name: "fault injection", Violations: []string{injErr.Error()}})
@@ -241,9 +269,18 @@ func (r Report) Print(w io.Writer) {
 	for _, f := range r.Faults {
 		byKind[f.Kind] = append(byKind[f.Kind], f.Recovery)
 	}
-	for _, k := range FaultKinds {
+	kinds := append([]string{}, FaultKinds...)
+	for _, f := range r.Faults {
+		if !slices.Contains(kinds, f.Kind) {
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	for _, k := range kinds {
 		ds := byKind[k]
-		fmt.Fprintf(w, "  faults %-14s %3d  recovery p50 %s p99 %s, failed requests meanwhile %d\n", k, len(ds),
+		if len(ds) == 0 && !slices.Contains(FaultKinds, k) {
+			continue
+		}
+		fmt.Fprintf(w, "  faults %-19s %3d  recovery p50 %s p99 %s, failed requests meanwhile %d\n", k, len(ds),
 			percentile(ds, 0.5), percentile(ds, 0.99), r.ClientErrors[k])
 	}
 	var crashed []string

@@ -21,8 +21,20 @@ type streamMsg struct {
 }
 
 // readStream returns every message of stream (matching filter, when set), in stream order,
-// through an ordered consumer.
+// through an ordered consumer. A read the JetStream API could not serve (a cluster electing a
+// leader after a node restarted) is tried again, for up to a minute.
 func readStream(ctx context.Context, js jetstream.JetStream, stream, filter string) ([]streamMsg, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		msgs, err := readStreamOnce(ctx, js, stream, filter)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return msgs, err
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func readStreamOnce(ctx context.Context, js jetstream.JetStream, stream, filter string) ([]streamMsg, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", stream, err)

@@ -67,3 +67,31 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	var zero C
 	return zero, fmt.Errorf("registering bus metrics: %w", err)
 }
+
+// ConsumerMetrics count the messages a batch consumer settled, by consumer and outcome
+// (acked, dead_lettered, nacked): bus_consumer_messages_total. With several replicas, each
+// one's counts show its share of the consumer's work.
+type ConsumerMetrics struct {
+	messages *prometheus.CounterVec
+}
+
+// NewConsumerMetrics registers the counter on reg (nil: not registered; shared when several
+// consumers of one process register it).
+func NewConsumerMetrics(reg prometheus.Registerer) (*ConsumerMetrics, error) {
+	c, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bus_consumer_messages_total",
+		Help: "Messages a consumer settled, by consumer and outcome (acked, dead_lettered, nacked).",
+	}, []string{"consumer", "outcome"}))
+	if err != nil {
+		return nil, err
+	}
+	return &ConsumerMetrics{messages: c}, nil
+}
+
+// Add counts n messages of consumer settled with outcome. A nil ConsumerMetrics counts nothing.
+func (m *ConsumerMetrics) Add(consumer, outcome string, n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.messages.WithLabelValues(consumer, outcome).Add(float64(n))
+}

@@ -37,6 +37,7 @@ type StreamRunner struct {
 	batchSize  int
 	maxWait    time.Duration
 	log        *slog.Logger
+	metrics    *bus.ConsumerMetrics
 }
 
 // StreamRunnerOptions configures a StreamRunner.
@@ -45,6 +46,8 @@ type StreamRunnerOptions struct {
 	MaxWait    time.Duration
 	DeadLetter DeadLetterFunc
 	Logger     *slog.Logger
+	// Metrics, when set, counts the messages settled (bus_consumer_messages_total).
+	Metrics *bus.ConsumerMetrics
 }
 
 // NewStreamRunner returns a runner applying the messages of consumer (durable name durable)
@@ -75,7 +78,7 @@ func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable stri
 		return nil, errors.New("projection: the consumer's stream is unknown")
 	}
 	return &StreamRunner{db: db, consumer: consumer, durable: durable, stream: stream, projector: p, deadLetter: o.DeadLetter,
-		batchSize: o.BatchSize, maxWait: o.MaxWait, log: o.Logger.With("projection", p.Name())}, nil
+		batchSize: o.BatchSize, maxWait: o.MaxWait, log: o.Logger.With("projection", p.Name()), metrics: o.Metrics}, nil
 }
 
 // Run fetches and applies batches until ctx ends.
@@ -213,6 +216,7 @@ func skippedOf(batch []pending, fresh []Event) []Event {
 }
 
 func (r *StreamRunner) ack(batch []pending) {
+	r.metrics.Add(r.durable, bus.OutcomeAcked, len(batch))
 	for _, p := range batch {
 		if err := p.msg.Ack(); err != nil {
 			// The effect is committed; a redelivery will be recognised and skipped.
@@ -222,6 +226,7 @@ func (r *StreamRunner) ack(batch []pending) {
 }
 
 func (r *StreamRunner) nak(batch []pending) {
+	r.metrics.Add(r.durable, bus.OutcomeNacked, len(batch))
 	for _, p := range batch {
 		_ = p.msg.NakWithDelay(time.Second)
 	}
@@ -278,6 +283,7 @@ func (r *StreamRunner) reject(ctx context.Context, m jetstream.Msg, reason error
 		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
 	}
 	r.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
+	r.metrics.Add(r.durable, bus.OutcomeDeadLettered, 1)
 	return m.Ack()
 }
 

@@ -2,9 +2,12 @@ package service_test
 
 import (
 	"encoding/json"
+
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -59,8 +62,10 @@ func TestMicroServiceAcrossReplicas(t *testing.T) {
 	}
 }
 
+// mustCreateErr creates a merchant with a new email. (A NATS inbox id made emails that differed
+// only in letter case, which email uniqueness takes for the same: the test failed now and then.)
 func (s *stack) mustCreateErr() (api.Merchant, error) {
-	return s.create("c1", "test", "Shop", nats.NewInbox()[7:]+"@example.com")
+	return s.create("c1", "test", "Shop", uuid.NewString()+"@example.com")
 }
 
 // collect sends a request to a subject every instance answers and returns the first n replies.

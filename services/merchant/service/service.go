@@ -129,6 +129,10 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRe
 	if err != nil {
 		return err
 	}
+	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	if err != nil {
+		return err
+	}
 	for _, spec := range []bus.ConsumerSpec{ports.PaymentsConsumer, ports.WalletsConsumer} {
 		consumer, err := bus.EnsurePullConsumer(ctx, rt.JS, spec)
 		if err != nil {
@@ -136,7 +140,7 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRe
 		}
 		runner, err := projection.NewStreamRunner(rt.DB, consumer, spec.Durable,
 			ports.NewLedgerProjector(spec.Durable, repo),
-			projection.StreamRunnerOptions{BatchSize: 500, DeadLetter: dl.SendJetStream, Logger: rt.Log})
+			projection.StreamRunnerOptions{BatchSize: 500, DeadLetter: dl.SendJetStream, Logger: rt.Log, Metrics: metrics})
 		if err != nil {
 			return err
 		}

@@ -73,10 +73,14 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	if err != nil {
+		return err
+	}
 	for i := range max(cfg.Workers, 1) {
 		proj := adapters.NewProjector()
 		runner, err := projection.NewStreamRunner(rt.DB, consumer, Durable, proj, projection.StreamRunnerOptions{
-			BatchSize: cfg.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log})
+			BatchSize: cfg.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log, Metrics: metrics})
 		if err != nil {
 			return err
 		}

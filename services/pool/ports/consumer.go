@@ -34,6 +34,8 @@ type ConsumerOptions struct {
 	// AfterCommit, when set, runs after a batch is committed and before it is acknowledged
 	// (tests use it to crash the consumer in between).
 	AfterCommit func(ctx context.Context)
+	// Metrics, when set, counts the messages settled (bus_consumer_messages_total).
+	Metrics *bus.ConsumerMetrics
 }
 
 // Consumer records the facts of a durable pull consumer on their pools. Each fetch is grouped
@@ -108,7 +110,7 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 		it, err := decode(m)
 		if err != nil {
 			if err := c.reject(ctx, m, err); err != nil {
-				nakAll(items)
+				c.nakAll(items)
 				return err
 			}
 			continue
@@ -125,7 +127,7 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 		return nil
 	}
 	if !isPermanent(err) {
-		nakAll(items)
+		c.nakAll(items)
 		return err
 	}
 	// A message of the batch can never be recorded: record one by one, so that only it goes
@@ -137,11 +139,11 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 			c.settle(ctx, items[i:i+1])
 		case isPermanent(err):
 			if err := c.reject(ctx, it.msg, err); err != nil {
-				nakAll(items[i+1:])
+				c.nakAll(items[i+1:])
 				return err
 			}
 		default:
-			nakAll(items[i:])
+			c.nakAll(items[i:])
 			return err
 		}
 	}
@@ -171,7 +173,7 @@ func (c *Consumer) dropUnknownCompanies(ctx context.Context, items []item) ([]it
 	}
 	unknown, err := c.companies.Unknown(ctx, c.repo.DB(), ids)
 	if err != nil {
-		nakAll(items)
+		c.nakAll(items)
 		return nil, err
 	}
 	if len(unknown) == 0 {
@@ -184,7 +186,7 @@ func (c *Consumer) dropUnknownCompanies(ctx context.Context, items []item) ([]it
 			continue
 		}
 		if err := c.reject(ctx, it.msg, fmt.Errorf("unknown company %q", it.pool.CompanyID)); err != nil {
-			nakAll(append(kept, items[i+1:]...))
+			c.nakAll(append(kept, items[i+1:]...))
 			return nil, err
 		}
 	}
@@ -222,6 +224,7 @@ func (c *Consumer) settle(ctx context.Context, items []item) {
 	if c.opts.AfterCommit != nil {
 		c.opts.AfterCommit(ctx)
 	}
+	c.opts.Metrics.Add(c.durable, bus.OutcomeAcked, len(items))
 	var failed int
 	var last error
 	for _, it := range items {
@@ -241,10 +244,12 @@ func (c *Consumer) reject(ctx context.Context, m jetstream.Msg, reason error) er
 		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
 	}
 	c.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
+	c.opts.Metrics.Add(c.durable, bus.OutcomeDeadLettered, 1)
 	return m.Ack()
 }
 
-func nakAll(items []item) {
+func (c *Consumer) nakAll(items []item) {
+	c.opts.Metrics.Add(c.durable, bus.OutcomeNacked, len(items))
 	for _, it := range items {
 		_ = it.msg.NakWithDelay(time.Second)
 	}

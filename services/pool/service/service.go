@@ -70,13 +70,17 @@ func start(ctx context.Context, rt *svc.Runtime, t Tuning) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	if err != nil {
+		return err
+	}
 	for _, spec := range Consumers(t) {
 		c, err := bus.EnsurePullConsumer(ctx, rt.JS, spec)
 		if err != nil {
 			return err
 		}
 		consumer, err := ports.NewConsumer(repo, c, spec.Durable, ports.ConsumerOptions{
-			BatchSize: t.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log})
+			BatchSize: t.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log, Metrics: metrics})
 		if err != nil {
 			return err
 		}

@@ -62,6 +62,7 @@ type Dispatcher struct {
 	log      *slog.Logger
 	lanes    *lanes
 	recorder *recorder
+	inflight *inflight
 	now      func() time.Time
 	recordTO time.Duration
 }
@@ -87,6 +88,7 @@ func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config
 		lease: cfg.Timeout + leaseMargin,
 	}
 	d.lanes = newLanes(cfg.EndpointConcurrency, cfg.EndpointQueue, d.runQueued)
+	d.inflight = newInflight()
 	d.recorder = newRecorder(d)
 	return d
 }

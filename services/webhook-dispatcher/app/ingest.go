@@ -39,13 +39,30 @@ func (d *Dispatcher) Create(ctx context.Context, news []domain.NewDelivery) ([]d
 // Enqueue schedules the first attempt of each claim on its endpoint's lane. A claim that does
 // not fit is released at once: it stays due, and the next cron run attempts it.
 func (d *Dispatcher) Enqueue(ctx context.Context, claims []domain.Claim) {
+	d.EnqueueFrom(ctx, -1, claims)
+}
+
+// EnqueueFrom is Enqueue for claims made from the events of a partition (-1: none), whose first
+// attempts DrainPartition waits for.
+func (d *Dispatcher) EnqueueFrom(ctx context.Context, partition int, claims []domain.Claim) {
 	for _, c := range claims {
+		if partition >= 0 {
+			d.inflight.add(c.ID, partition)
+		}
 		if d.lanes.submit(c) {
 			continue
 		}
 		d.metrics.overflow.Inc()
 		d.release(ctx, c)
+		d.inflight.done(c.ID)
 	}
+}
+
+// DrainPartition waits until every first attempt enqueued from partition's events has been
+// made (or handed back), or ctx ends: a dispatcher giving a partition up waits for it, so that
+// the next owner's first attempts come after its own.
+func (d *Dispatcher) DrainPartition(ctx context.Context, partition int) error {
+	return d.inflight.wait(ctx, partition)
 }
 
 // freshClaim is how old a claim may be when its first attempt starts for the lease taken with
@@ -61,19 +78,23 @@ const freshClaim = time.Second
 func (d *Dispatcher) runQueued(ctx context.Context, c domain.Claim) {
 	if ctx.Err() != nil {
 		d.release(ctx, c)
+		d.inflight.done(c.ID)
 		return
 	}
 	if c.ClaimedAt.IsZero() || time.Since(c.ClaimedAt) > freshClaim {
 		ok, err := d.store.Renew(ctx, c, d.lease)
 		if err != nil {
 			d.log.Warn("renewing delivery lease", "delivery_id", c.ID, "err", err)
+			d.inflight.done(c.ID)
 			return // the lease expires and the cron run takes the delivery
 		}
 		if !ok {
+			d.inflight.done(c.ID)
 			return // lease lost: another attempt owns the delivery now
 		}
 	}
 	a := d.try(ctx, c, TriggerEvent)
+	d.inflight.done(c.ID)
 	d.recorder.add(ctx, domain.Recording{Claim: c, Attempted: a})
 }
 

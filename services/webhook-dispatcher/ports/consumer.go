@@ -19,44 +19,16 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
-// durablePrefix names the dispatcher's durable consumers ("webhook-dispatcher-payment", ...).
+// durablePrefix names the dispatcher's durable consumers ("webhook-dispatcher-p3"; before the
+// events stream, one per event stream: "webhook-dispatcher-payment", ...).
 const durablePrefix = "webhook-dispatcher-"
 
 // ackWait is how long JetStream waits before redelivering a message a dispatcher took and
 // never acknowledged (it died). A batch is one short transaction, so this is ample, and short
-// enough that a crash delays the events it held by seconds, not a minute.
+// enough that a crash delays the events it held by seconds, not a minute. It matches the
+// partitions' lease (app.AssignerConfig.LeaseTTL): the next owner of a dead dispatcher's
+// partition finds the messages it held delivered again.
 const ackWait = 10 * time.Second
-
-// ConsumerSpecs returns one durable pull consumer per stream carrying catalogue events (SPEC
-// 6.4): PAYMENTS, POOL (deposit_received, withdrawal_completed and low_balance only),
-// SESSION_KEYS and DEVICES.
-//
-// A stream whose every event type is in the catalogue is consumed whole, through the stream's
-// own wildcard ("payment.>"): nats-server then walks the stream linearly, whereas a list of
-// filter subjects sends every message down its multi-filter path (a subject-tree intersection
-// per message loaded; 8% of the machine in the payments benchmark). An event type this binary
-// does not know, which the wildcard would also bring, is acknowledged and skipped (Consumer).
-// The other streams list their catalogue subjects: the pool's catalogue events are rare among
-// its debits, and with a list nats-server skips the debits without sending them, where a
-// wildcard would deliver and acknowledge every one. nats-server updates a durable's filters in
-// place (CreateOrUpdateConsumer keeps its position and acknowledgements), so an existing
-// deployment switches on its next start with no new durable name; broadening the filter to the
-// whole family neither skips nor repeats an event.
-func ConsumerSpecs() []bus.ConsumerSpec {
-	var specs []bus.ConsumerSpec
-	for _, st := range events.Streams() {
-		filters, whole := catalogueFilters(st.Family)
-		if len(filters) == 0 {
-			continue
-		}
-		if whole {
-			filters = []string{st.Subjects}
-		}
-		specs = append(specs, bus.ConsumerSpec{Stream: st.Name, Durable: durablePrefix + st.Family,
-			FilterSubjects: filters, AckWait: ackWait})
-	}
-	return specs
-}
 
 // catalogueFilters returns the sorted subjects of the catalogue events of family, and whether
 // every event type of the family is one.
@@ -77,23 +49,31 @@ func catalogueFilters(family string) (filters []string, whole bool) {
 
 // Consumer turns the messages of one durable consumer into deliveries.
 type Consumer struct {
-	d        *app.Dispatcher
-	dl       *bus.DeadLetterer
-	consumer jetstream.Consumer
-	durable  string
-	log      *slog.Logger
-	batch    int
-	maxWait  time.Duration
+	d         *app.Dispatcher
+	dl        *bus.DeadLetterer
+	consumer  jetstream.Consumer
+	durable   string
+	partition int
+	log       *slog.Logger
+	metrics   *bus.ConsumerMetrics
+	held      func() bool
+	batch     int
+	maxWait   time.Duration
 }
 
-// NewConsumer returns the Consumer of consumer (durable name durable).
-func NewConsumer(d *app.Dispatcher, dl *bus.DeadLetterer, consumer jetstream.Consumer, durable string, log *slog.Logger) *Consumer {
-	return &Consumer{d: d, dl: dl, consumer: consumer, durable: durable, log: log.With("consumer", durable),
-		batch: 100, maxWait: time.Second}
+// NewConsumer returns the Consumer of the durable consumer of partition p of EventsStream.
+func NewConsumer(d *app.Dispatcher, dl *bus.DeadLetterer, consumer jetstream.Consumer, p int, log *slog.Logger,
+	metrics *bus.ConsumerMetrics) *Consumer {
+	durable := PartitionConsumer(p).Durable
+	return &Consumer{d: d, dl: dl, consumer: consumer, durable: durable, partition: p, log: log.With("consumer", durable),
+		metrics: metrics, batch: 100, maxWait: time.Second}
 }
 
-// Run fetches and handles batches until ctx ends.
-func (c *Consumer) Run(ctx context.Context) error {
+// Run fetches and handles batches until ctx ends, each batch only while held reports the
+// partition's lease held (a batch fetched when it no longer holds goes back to JetStream for
+// the partition's next owner).
+func (c *Consumer) Run(ctx context.Context, held func() bool) error {
+	c.held = held
 	for ctx.Err() == nil {
 		if err := c.step(ctx); err != nil && ctx.Err() == nil {
 			c.log.Error("webhook consumer batch failed; messages will be redelivered", "err", err)
@@ -115,6 +95,13 @@ func (c *Consumer) step(ctx context.Context) error {
 		return err
 	}
 	if len(msgs) == 0 {
+		return nil
+	}
+	if c.held != nil && !c.held() {
+		for _, m := range msgs {
+			_ = m.Nak()
+		}
+		c.metrics.Add(c.durable, bus.OutcomeNacked, len(msgs))
 		return nil
 	}
 	return c.handle(ctx, msgs)
@@ -144,14 +131,14 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 			// No delivery to make, but a bad event still goes to the dead-letter stream, where
 			// operators see it whether or not its company listens: decoding and validating are
 			// cheap, the payload rendering and the insert skipped here are not.
-			if _, _, err := events.Decode(m.Subject(), m.Headers().Get("Content-Type"), m.Data()); err != nil {
+			if _, _, err := events.Decode(OriginalSubject(m.Subject()), m.Headers().Get("Content-Type"), m.Data()); err != nil {
 				if err := c.deadLetter(ctx, m, err); err != nil {
 					nakAll(append(good, candidates[i:]...))
 					return err
 				}
 				continue
 			}
-			_ = m.Ack()
+			c.ack(m)
 			continue
 		}
 		n, deliver, err := toDelivery(m)
@@ -162,7 +149,7 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 				return err
 			}
 		case !deliver:
-			_ = m.Ack()
+			c.ack(m)
 		default:
 			news = append(news, n)
 			good = append(good, m)
@@ -179,7 +166,8 @@ func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
 			c.log.Warn("ack failed after commit", "subject", m.Subject(), "err", err)
 		}
 	}
-	c.d.Enqueue(ctx, claims)
+	c.metrics.Add(c.durable, bus.OutcomeAcked, len(good))
+	c.d.EnqueueFrom(ctx, c.partition, claims)
 	return nil
 }
 
@@ -193,10 +181,10 @@ func (c *Consumer) screen(ctx context.Context, msgs []jetstream.Msg) ([]jetstrea
 		targets []domain.Target
 	)
 	for i, m := range msgs {
-		parts, err := events.ParseSubject(m.Subject())
+		parts, err := events.ParseSubject(OriginalSubject(m.Subject()))
 		switch {
 		case errors.Is(err, events.ErrUnknownType):
-			_ = m.Ack()
+			c.ack(m)
 		case err != nil:
 			if err := c.deadLetter(ctx, m, fmt.Errorf("%w: %w", events.ErrUndecodable, err)); err != nil {
 				nakAll(append(kept, msgs[i:]...))
@@ -204,7 +192,7 @@ func (c *Consumer) screen(ctx context.Context, msgs []jetstream.Msg) ([]jetstrea
 			}
 		default:
 			if spec, _ := events.Lookup(parts.Type); !spec.Catalogue {
-				_ = m.Ack()
+				c.ack(m)
 				continue
 			}
 			kept = append(kept, m)
@@ -228,7 +216,7 @@ func uniqueTargets(targets []domain.Target) []domain.Target {
 
 // toDelivery decodes a bus message; deliver is false for an event outside the catalogue.
 func toDelivery(m jetstream.Msg) (domain.NewDelivery, bool, error) {
-	msg, spec, err := events.Decode(m.Subject(), m.Headers().Get("Content-Type"), m.Data())
+	msg, spec, err := events.Decode(OriginalSubject(m.Subject()), m.Headers().Get("Content-Type"), m.Data())
 	if err != nil {
 		return domain.NewDelivery{}, false, err
 	}
@@ -248,12 +236,27 @@ func toDelivery(m jetstream.Msg) (domain.NewDelivery, bool, error) {
 		Environment: meta.GetEnvironment(), Payload: payload}, true, nil
 }
 
+// deadLetter stores m in the dead-letter stream under the subject it was published on (a
+// re-drive republishes it there, to every consumer of its stream, which all skip what they
+// have applied).
 func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, reason error) error {
-	if err := c.dl.SendJetStream(ctx, c.durable, m, reason); err != nil {
+	dl := bus.DeadLetter{Consumer: c.durable, Subject: OriginalSubject(m.Subject()), Header: m.Headers(), Data: m.Data(),
+		Reason: reason}
+	if md, err := m.Metadata(); err == nil {
+		dl.Stream, dl.Sequence = md.Stream, md.Sequence.Stream
+	}
+	if err := c.dl.Send(ctx, dl); err != nil {
 		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
 	}
-	c.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
+	c.log.Warn("message dead-lettered", "subject", dl.Subject, "reason", reason)
+	c.metrics.Add(c.durable, bus.OutcomeDeadLettered, 1)
 	return m.Ack()
+}
+
+// ack acknowledges a message that makes no delivery (no endpoint, not a webhook event).
+func (c *Consumer) ack(m jetstream.Msg) {
+	_ = m.Ack()
+	c.metrics.Add(c.durable, bus.OutcomeAcked, 1)
 }
 
 func nakAll(msgs []jetstream.Msg) {

@@ -29,6 +29,10 @@ type Config struct {
 	// RecoveryInterval is how often first attempts stranded by a crashed dispatcher (or by a
 	// full endpoint queue) are picked up again (WEBHOOK_RECOVERY_INTERVAL).
 	RecoveryInterval time.Duration `env:"WEBHOOK_RECOVERY_INTERVAL" envDefault:"10s"`
+	// Partitions is the number of partitions of the events stream (WEBHOOK_PARTITIONS): each is
+	// consumed by one dispatcher at a time, in order, and the dispatchers share them. The same
+	// value on every replica; changing it means re-creating the stream (ports.ErrPartitionsChanged).
+	Partitions int `env:"WEBHOOK_PARTITIONS" envDefault:"8"`
 
 	// rootCAs replaces the system roots of the HTTP client (tests; see WithRootCAs).
 	rootCAs *x509.CertPool

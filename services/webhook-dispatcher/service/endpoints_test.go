@@ -2,18 +2,19 @@ package service_test
 
 import (
 	"context"
-	"slices"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
+	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
-
-const paymentDurable = "webhook-dispatcher-payment"
 
 // Events of a company without an endpoint create no delivery rows; an endpoint configured
 // afterwards receives the next event, a disabled one none, and one enabled again the next.
@@ -25,7 +26,7 @@ func TestEndpointConfiguredLaterReceivesTheNextEvent(t *testing.T) {
 	for _, typ := range []string{events.TypePaymentCreated, events.TypePaymentProcessing, events.TypePaymentConfirmed} {
 		h.publish(catalogueEvent(t, typ, "late"))
 	}
-	h.waitConsumed("PAYMENTS", paymentDurable)
+	h.waitConsumed()
 	if n := h.deliveryCount(); n != 0 {
 		t.Fatalf("%d delivery rows before any endpoint, want 0", n)
 	}
@@ -40,7 +41,7 @@ func TestEndpointConfiguredLaterReceivesTheNextEvent(t *testing.T) {
 
 	h.setEnabled("late", false)
 	h.publish(catalogueEvent(t, events.TypePaymentProcessing, "late"))
-	h.waitConsumed("PAYMENTS", paymentDurable)
+	h.waitConsumed()
 	if n := h.deliveryCount(); n != 1 {
 		t.Fatalf("%d delivery rows with the endpoint disabled, want 1", n)
 	}
@@ -57,70 +58,56 @@ func TestEndpointConfiguredLaterReceivesTheNextEvent(t *testing.T) {
 	}
 }
 
-// A stream whose events are all webhook events is consumed through its wildcard, and a
-// durable created with the older list of filter subjects is updated in place on start: it
-// keeps its position (an event acknowledged before is not delivered again) and delivers what
-// was published while the dispatcher was down. An event type this binary does not know,
-// which the wildcard brings too, is acknowledged and skipped, not dead-lettered.
-func TestConsumerFilterUpdatedInPlace(t *testing.T) {
-	var spec bus.ConsumerSpec
-	for _, s := range ports.ConsumerSpecs() {
-		switch s.Stream {
-		case "PAYMENTS":
-			spec = s
-			if !slices.Equal(s.FilterSubjects, []string{"payment.>"}) {
-				t.Fatalf("PAYMENTS filters %v, want [payment.>]", s.FilterSubjects)
-			}
-		case "POOL":
-			if len(s.FilterSubjects) != 3 {
-				t.Fatalf("POOL filters %v, want the 3 catalogue subjects", s.FilterSubjects)
-			}
-		}
-	}
+// A deployment of the dispatcher from before its events stream had a durable consumer per
+// event stream: the copy of each stream starts where that consumer had got to (an event it had
+// taken is not delivered again, one published while the dispatcher was down is), and the old
+// consumer is deleted. An event type this binary does not know is not copied, and not
+// dead-lettered either.
+func TestLegacyConsumerRetiredWithoutLosingOrRepeatingEvents(t *testing.T) {
 	h := startDispatcher(t, nil)
 	rc := newReceiver(t)
 	h.configure("acme", rc.srv.URL, false)
-	h.publish(catalogueEvent(t, events.TypePaymentCreated, "acme"))
-	h.waitDeliveries("acme", 1, 1)
-	h.waitConsumed("PAYMENTS", paymentDurable)
 	if err := h.s.Stop(); err != nil {
 		t.Fatal(err)
 	}
-
-	// The durable as the previous version of the dispatcher configured it.
-	old := spec
-	old.FilterSubjects = nil
-	for _, name := range []string{"created", "processing", "confirmed", "failed", "expired"} {
-		old.FilterSubjects = append(old.FilterSubjects, events.Subject(events.FamilyPayment, "*", "*", name))
+	// The state the previous version left: no events stream, its durable on PAYMENTS having
+	// taken the first event.
+	ctx := context.Background()
+	if err := h.js.DeleteStream(ctx, ports.EventsStream); err != nil {
+		t.Fatal(err)
 	}
-	c, err := bus.EnsurePullConsumer(context.Background(), h.js, old)
+	legacy, err := bus.EnsurePullConsumer(ctx, h.js, bus.ConsumerSpec{Stream: "PAYMENTS",
+		Durable: "webhook-dispatcher-payment", FilterSubjects: []string{"payment.>"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, err := c.Info(context.Background()); err != nil || len(info.Config.FilterSubjects) != 5 {
-		t.Fatalf("old consumer: %v, %v", info, err)
+	taken := catalogueEvent(t, events.TypePaymentCreated, "acme")
+	h.publish(taken)
+	msgs, err := legacy.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range msgs.Messages() {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	next := catalogueEvent(t, events.TypePaymentConfirmed, "acme")
 	h.publish(next)
 	h.publishRaw("payment.test.acme.refunded", []byte("a type this binary does not know"))
 
-	h.restart()
-	rows := h.waitDeliveries("acme", 2, 1)
-	if rows[1].EventID.String() != events.Meta(next).GetEventId() {
-		t.Fatalf("second delivery is event %s, want %s", rows[1].EventID, events.Meta(next).GetEventId())
+	h.uncopied = 1 // the event the old consumer had taken
+	h.s = svctest.StartOn(t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
+	rows := h.waitDeliveries("acme", 1, 1)
+	if rows[0].EventID.String() != events.Meta(next).GetEventId() {
+		t.Fatalf("delivered event %s, want %s (the one the old consumer had not taken)", rows[0].EventID, events.Meta(next).GetEventId())
 	}
-	info := h.waitConsumed("PAYMENTS", paymentDurable)
-	if info.Config.FilterSubject != "payment.>" || len(info.Config.FilterSubjects) != 0 {
-		t.Fatalf("consumer filters after start: %q %v", info.Config.FilterSubject, info.Config.FilterSubjects)
+	h.waitConsumed()
+	if _, err := h.js.Consumer(ctx, "PAYMENTS", "webhook-dispatcher-payment"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the old consumer: %v, want it deleted", err)
 	}
-	if n := h.deliveryCount(); n != 2 {
-		t.Fatalf("%d delivery rows, want 2", n)
-	}
-	if n := len(rc.got()); n != 2 {
-		t.Fatalf("receiver got %d requests, want 2", n)
-	}
-	if n := h.deadLetters(); n != 0 {
-		t.Fatalf("%d dead letters, want 0", n)
+	if n := h.deliveryCount(); n != 1 || len(rc.got()) != 1 || h.deadLetters() != 0 {
+		t.Fatalf("%d deliveries, %d requests, %d dead letters; want 1, 1, 0", n, len(rc.got()), h.deadLetters())
 	}
 }
 

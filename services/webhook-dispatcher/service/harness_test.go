@@ -44,6 +44,9 @@ type harness struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	db  *pgxpool.Pool
+	// uncopied counts catalogue events of the event streams the events stream does not hold
+	// (taken before it existed), for waitConsumed.
+	uncopied uint64
 }
 
 // trustedPool trusts the certificate every httptest TLS server presents.
@@ -91,25 +94,63 @@ func (h *harness) restart() {
 	h.s = svctest.StartOn(h.t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
 }
 
-// waitConsumed polls until the dispatcher's consumer durable on stream has taken and
-// acknowledged every message, and returns its info.
-func (h *harness) waitConsumed(stream, durable string) *jetstream.ConsumerInfo {
+// waitConsumed polls until the dispatcher has taken everything published so far: its events
+// stream has copied every event stream up to its end, and every partition's consumer has taken
+// and acknowledged every copy.
+func (h *harness) waitConsumed() {
 	h.t.Helper()
-	var info *jetstream.ConsumerInfo
 	testkit.WaitFor(h.t, 10*time.Second, 20*time.Millisecond, func() error {
-		c, err := h.js.Consumer(context.Background(), stream, durable)
+		st, err := h.js.Stream(context.Background(), ports.EventsStream)
 		if err != nil {
 			return err
 		}
-		if info, err = c.Info(context.Background()); err != nil {
+		info, err := st.Info(context.Background())
+		if err != nil {
 			return err
 		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("%s: %d pending, %d awaiting ack", durable, info.NumPending, info.NumAckPending)
+		if want := h.catalogueMessages() - h.uncopied; info.State.Msgs != want {
+			return fmt.Errorf("%s holds %d copies of %d catalogue events", ports.EventsStream, info.State.Msgs, want)
+		}
+		for p := range h.cfg.Partitions {
+			c, err := h.js.Consumer(context.Background(), ports.EventsStream, ports.PartitionConsumer(p).Durable)
+			if err != nil {
+				return err
+			}
+			ci, err := c.Info(context.Background())
+			if err != nil {
+				return err
+			}
+			if ci.NumPending != 0 || ci.NumAckPending != 0 {
+				return fmt.Errorf("partition %d: %d pending, %d awaiting ack", p, ci.NumPending, ci.NumAckPending)
+			}
 		}
 		return nil
 	})
-	return info
+}
+
+// catalogueMessages counts the catalogue events in the event streams.
+func (h *harness) catalogueMessages() uint64 {
+	h.t.Helper()
+	var n uint64
+	for _, s := range events.All() {
+		if !s.Catalogue {
+			continue
+		}
+		st, _ := events.StreamFor(s.Family)
+		stream, err := h.js.Stream(context.Background(), st.Name)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		subject := events.Subject(s.Family, "*", "*", s.Name)
+		info, err := stream.Info(context.Background(), jetstream.WithSubjectFilter(subject))
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, c := range info.State.Subjects {
+			n += c
+		}
+	}
+	return n
 }
 
 // request sends a request to the webhooks service; errCode is its error code, if any.
@@ -238,6 +279,7 @@ func (h *harness) waitDeliveries(company string, n, minAttempts int) []logRow {
 type hit struct {
 	header http.Header
 	body   []byte
+	path   string
 }
 
 // receiver is a real HTTPS webhook receiver recording what it gets.
@@ -253,7 +295,7 @@ func newReceiver(t testing.TB) *receiver {
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.hits = append(rc.hits, hit{header: r.Header.Clone(), body: body})
+		rc.hits = append(rc.hits, hit{header: r.Header.Clone(), body: body, path: r.URL.Path})
 		respond := rc.respond
 		rc.mu.Unlock()
 		respond(w, r)
@@ -363,4 +405,14 @@ func fieldValue(spec events.Spec, name, company string) string {
 	default:
 		return name + "_1"
 	}
+}
+
+// eventOfDelivery returns the event id of a delivery.
+func (h *harness) eventOfDelivery(id string) string {
+	h.t.Helper()
+	var ev string
+	if err := h.db.QueryRow(context.Background(), `SELECT event_id::text FROM deliveries WHERE id = $1`, id).Scan(&ev); err != nil {
+		h.t.Fatal(err)
+	}
+	return ev
 }

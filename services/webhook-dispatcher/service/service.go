@@ -7,7 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/projection"
@@ -50,7 +53,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
 		Announce: announcer(rt)}, metrics, rt.Log)
 	stopLanes := d.Start(ctx)
-	if err := startConsumers(ctx, rt, d); err != nil {
+	if err := startConsumers(ctx, rt, d, cfg.Partitions); err != nil {
 		stopLanes()
 		return err
 	}
@@ -89,19 +92,50 @@ func announcer(rt *svc.Runtime) func(c domain.Claim, status string, attempts int
 	}
 }
 
-// startConsumers creates the durable consumers up front and runs one fetch loop per stream.
-func startConsumers(ctx context.Context, rt *svc.Runtime, d *app.Dispatcher) error {
+// startConsumers provisions the dispatcher's events stream and its partitions' consumers, and
+// runs the Assigner, which consumes the partitions this replica holds.
+func startConsumers(ctx context.Context, rt *svc.Runtime, d *app.Dispatcher, partitions int) error {
+	if partitions <= 0 {
+		return fmt.Errorf("WEBHOOK_PARTITIONS must be positive, got %d", partitions)
+	}
+	if err := ports.EnsureEventsStream(ctx, rt.JS, partitions, rt.Config.StreamReplicas); err != nil {
+		return err
+	}
 	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
 	if err != nil {
 		return err
 	}
-	for _, spec := range ports.ConsumerSpecs() {
-		c, err := bus.EnsurePullConsumer(ctx, rt.JS, spec)
-		if err != nil {
-			return err
-		}
-		consumer := ports.NewConsumer(d, dl, c, spec.Durable, rt.Log)
-		rt.Go("consume "+spec.Durable, consumer.Run)
+	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	if err != nil {
+		return err
 	}
+	consume := func(ctx context.Context, p int, held func() bool) {
+		c, err := rt.JS.Consumer(ctx, ports.EventsStream, ports.PartitionConsumer(p).Durable)
+		for err != nil && ctx.Err() == nil {
+			rt.Log.Warn("looking up a partition's consumer; retrying", "partition", p, "err", err)
+			sleep(ctx, time.Second)
+			c, err = rt.JS.Consumer(ctx, ports.EventsStream, ports.PartitionConsumer(p).Durable)
+		}
+		if err == nil {
+			_ = ports.NewConsumer(d, dl, c, p, rt.Log, metrics).Run(ctx, held)
+		}
+	}
+	a := app.NewAssigner(adapters.NewPartitions(rt.DB), memberName(), app.AssignerConfig{Partitions: partitions,
+		Consume: consume, Drain: d.DrainPartition}, rt.Log)
+	rt.Go("partitions", a.Run)
 	return nil
+}
+
+// memberName names this replica among the dispatchers: host, process and a random part (a
+// restarted process is a new member).
+func memberName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
