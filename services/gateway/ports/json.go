@@ -46,7 +46,7 @@ func decodeJSONBody(body []byte, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &domain.ValidationError{Message: "request body must hold a single JSON object"}
 	}
-	return storableStrings(body)
+	return checkMembers(body)
 }
 
 // jsonError turns a decoding error into the error the client sees.

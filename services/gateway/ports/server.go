@@ -39,6 +39,9 @@ type Deps struct {
 	// RequestTimeout bounds a request that holds an Idempotency-Key (DefaultRequestTimeout
 	// when zero), so that the key's lease outlives it.
 	RequestTimeout time.Duration
+	// RateLimits are the token buckets per API key and route class, and per client address for
+	// unauthenticated calls; the zero value limits nothing.
+	RateLimits RateLimits
 }
 
 // DefaultRequestTimeout is Deps.RequestTimeout when unset.
@@ -58,6 +61,8 @@ type Server struct {
 	merchants MerchantService
 	// requestTimeout bounds a request that holds an Idempotency-Key.
 	requestTimeout time.Duration
+	// limits are the rate limits (ports/ratelimit.go).
+	limits *limiter
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -79,6 +84,7 @@ func NewServer(d Deps) (*Server, error) {
 		metrics: m,
 
 		requestTimeout: d.RequestTimeout,
+		limits:         newLimiter(d.RateLimits),
 	}
 	if s.requestTimeout <= 0 {
 		s.requestTimeout = DefaultRequestTimeout
@@ -107,7 +113,7 @@ func (s *Server) Handle(method, path string, h http.Handler, access Access) {
 	if method == http.MethodPost {
 		h = s.idempotent(h)
 	}
-	s.router.Handle(path, s.guard(access, h)).Methods(method)
+	s.router.Handle(path, s.guard(access, classOf(method, path), h)).Methods(method)
 }
 
 // HandleFunc is Handle for a function.

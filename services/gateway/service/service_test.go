@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/api/apitest"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/migrations"
@@ -89,7 +90,7 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a+"/api/v1/admin/companies",
 		strings.NewReader(`{"name":"Acme"}`))
 	req.Header.Set("Authorization", "Bearer admin-secret")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost,
 		a+"/api/v1/admin/companies/"+created.Company.ID+"/keys/sk_test/roll", nil)
 	req.Header.Set("Authorization", "Bearer admin-secret")
-	if resp, err = http.DefaultClient.Do(req); err != nil {
+	if resp, err = contractClient(t).Do(req); err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
@@ -278,4 +279,15 @@ func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
 	if err != nil || cfg.IdempotencyLease != time.Minute || cfg.RequestTimeout != 30*time.Second {
 		t.Fatalf("defaults: %v %v %v", cfg.IdempotencyLease, cfg.RequestTimeout, err)
 	}
+}
+
+// contractClient returns an HTTP client that checks every exchange against the OpenAPI
+// document (issue 17).
+func contractClient(t *testing.T) *http.Client {
+	t.Helper()
+	v, err := apitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Client(func(err error) { t.Errorf("contract (api/openapi.yaml): %v", err) })
 }

@@ -9,7 +9,7 @@ import (
 
 // Strings PostgreSQL text cannot hold are refused with the member they are in (issue 17: a
 // merchant named "a\u0000b" was a 500).
-func TestDecodeJSONRefusesNUL(t *testing.T) {
+func TestDecodeJSONRefusesNULAndDuplicates(t *testing.T) {
 	t.Parallel()
 	type body struct {
 		Name  *string `json:"name"`
@@ -24,6 +24,9 @@ func TestDecodeJSONRefusesNUL(t *testing.T) {
 		{`{"meta":{"a":[1,"\u0000"]}}`, "meta.a[1]"},
 		{`{"meta":{"\u0000":1}}`, `meta.\u0000`},
 		{`{"name":"\U0000"}`, ""},
+		// Duplicate members: decoders disagree on which one wins.
+		{`{"name":"ab","email":"x","name":"cd"}`, "name"},
+		{`{"meta":{"a":1,"b":{"a":1},"a":2}}`, "meta.a"},
 	} {
 		var dst body
 		err := decodeJSONBody([]byte(tc.in), &dst)
@@ -38,7 +41,8 @@ func TestDecodeJSONRefusesNUL(t *testing.T) {
 			t.Errorf("%s: %v, want a validation error on %q", tc.in, err, tc.field)
 		}
 	}
-	for _, ok := range []string{`{"name":"a\\u0000b","email":"n1@example.com"}`, `{"name":"Café ☕"}`} {
+	for _, ok := range []string{`{"name":"a\\u0000b","email":"n1@example.com"}`, `{"name":"Café ☕"}`,
+		`{"meta":{"name":1},"name":"ab","tags":[{"a":1},{"a":2}]}`} {
 		var dst body
 		if err := decodeJSONBody([]byte(ok), &dst); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
