@@ -38,4 +38,3 @@ func Documented(method, path string) bool {
 	item := doc.Paths.Value(path)
 	return item != nil && item.GetOperation(strings.ToUpper(method)) != nil
 }
-

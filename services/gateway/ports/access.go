@@ -2,9 +2,9 @@ package ports
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
