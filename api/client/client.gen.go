@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for Environment.
@@ -1009,8 +1008,10 @@ type Company struct {
 	//
 	// Examples: 2026-11-25T12:00:58.781Z
 	CreatedAt Timestamp `json:"created_at"`
-	Id        UUID      `json:"id"`
-	Name      string    `json:"name"`
+
+	// Id A UUID in canonical lower-case form.
+	Id   UUID   `json:"id"`
+	Name string `json:"name"`
 }
 
 // CreatedCompany defines model for CreatedCompany.
@@ -1034,12 +1035,14 @@ type CreatedMerchant struct {
 	// CreatedAt RFC 3339 in UTC with milliseconds.
 	//
 	// Examples: 2026-11-25T12:00:58.781Z
-	CreatedAt     Timestamp   `json:"created_at"`
-	Email         string      `json:"email"`
-	Environment   Environment `json:"environment"`
-	Id            UUID        `json:"id"`
-	Name          string      `json:"name"`
-	WalletAddress string      `json:"wallet_address"`
+	CreatedAt   Timestamp   `json:"created_at"`
+	Email       string      `json:"email"`
+	Environment Environment `json:"environment"`
+
+	// Id A UUID in canonical lower-case form.
+	Id            UUID   `json:"id"`
+	Name          string `json:"name"`
+	WalletAddress string `json:"wallet_address"`
 
 	// WalletUserId The wallet provider's user record behind the wallet.
 	WalletUserId string `json:"wallet_user_id"`
@@ -1082,6 +1085,7 @@ type EventSignedAmount = string
 
 // IssuedAPIKey defines model for IssuedAPIKey.
 type IssuedAPIKey struct {
+	// CompanyId A UUID in canonical lower-case form.
 	CompanyId UUID `json:"company_id"`
 
 	// CreatedAt RFC 3339 in UTC with milliseconds.
@@ -1089,7 +1093,9 @@ type IssuedAPIKey struct {
 	// Examples: 2026-11-25T12:00:58.781Z
 	CreatedAt   Timestamp   `json:"created_at"`
 	Environment Environment `json:"environment"`
-	Id          UUID        `json:"id"`
+
+	// Id A UUID in canonical lower-case form.
+	Id UUID `json:"id"`
 
 	// Key The key itself, shown only here.
 	Key  string           `json:"key"`
@@ -1118,8 +1124,10 @@ type Merchant struct {
 	// Examples: 2026-11-25T12:00:58.781Z
 	CreatedAt Timestamp `json:"created_at"`
 	Email     string    `json:"email"`
-	Id        UUID      `json:"id"`
-	Name      string    `json:"name"`
+
+	// Id A UUID in canonical lower-case form.
+	Id   UUID   `json:"id"`
+	Name string `json:"name"`
 
 	// WalletAddress EIP-55 address of the merchant's USDC wallet.
 	WalletAddress string `json:"wallet_address"`
@@ -1127,6 +1135,7 @@ type Merchant struct {
 
 // MerchantLedger defines model for MerchantLedger.
 type MerchantLedger struct {
+	// MerchantId A UUID in canonical lower-case form.
 	MerchantId   UUID                  `json:"merchant_id"`
 	MerchantName string                `json:"merchant_name"`
 	TotalCount   int                   `json:"total_count"`
@@ -1299,8 +1308,8 @@ type ReadinessStatus string
 // Examples: 2026-11-25T12:00:58.781Z
 type Timestamp = time.Time
 
-// UUID defines model for UUID.
-type UUID = openapi_types.UUID
+// UUID A UUID in canonical lower-case form.
+type UUID = string
 
 // WebhookConfig defines model for WebhookConfig.
 type WebhookConfig struct {
@@ -1359,10 +1368,12 @@ type WebhookLogEntry struct {
 	// CreatedAt RFC 3339 in UTC with milliseconds.
 	//
 	// Examples: 2026-11-25T12:00:58.781Z
-	CreatedAt      Timestamp             `json:"created_at"`
-	ErrorMessage   *string               `json:"error_message"`
-	EventId        string                `json:"event_id"`
-	EventType      WebhookEventType      `json:"event_type"`
+	CreatedAt    Timestamp        `json:"created_at"`
+	ErrorMessage *string          `json:"error_message"`
+	EventId      string           `json:"event_id"`
+	EventType    WebhookEventType `json:"event_type"`
+
+	// Id A UUID in canonical lower-case form.
 	Id             UUID                  `json:"id"`
 	LastAttemptAt  *Timestamp            `json:"last_attempt_at"`
 	NextRetryAt    *Timestamp            `json:"next_retry_at"`
@@ -1727,7 +1738,7 @@ type StandardWebhookTimestamp = string
 // WebhookEvent defines model for WebhookEvent.
 type WebhookEvent = WebhookEventType
 
-// WebhookID defines model for WebhookID.
+// WebhookID A UUID in canonical lower-case form.
 type WebhookID = UUID
 
 // WebhookSignature defines model for WebhookSignature.
@@ -1755,6 +1766,7 @@ type Internal = Error
 
 // MerchantStatusResult defines model for MerchantStatusResult.
 type MerchantStatusResult struct {
+	// Id A UUID in canonical lower-case form.
 	Id     UUID           `json:"id"`
 	Name   string         `json:"name"`
 	Status MerchantStatus `json:"status"`
@@ -7101,10 +7113,13 @@ type WhoamiResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		CompanyId   UUID                             `json:"company_id"`
-		Environment Environment                      `json:"environment"`
-		KeyId       UUID                             `json:"key_id"`
-		KeyKind     Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
+		// CompanyId A UUID in canonical lower-case form.
+		CompanyId   UUID        `json:"company_id"`
+		Environment Environment `json:"environment"`
+
+		// KeyId A UUID in canonical lower-case form.
+		KeyId   UUID                             `json:"key_id"`
+		KeyKind Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
@@ -7118,10 +7133,13 @@ type WhoamiResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r WhoamiResponse) GetJSON200() *struct {
-	CompanyId   UUID                             `json:"company_id"`
-	Environment Environment                      `json:"environment"`
-	KeyId       UUID                             `json:"key_id"`
-	KeyKind     Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
+	// CompanyId A UUID in canonical lower-case form.
+	CompanyId   UUID        `json:"company_id"`
+	Environment Environment `json:"environment"`
+
+	// KeyId A UUID in canonical lower-case form.
+	KeyId   UUID                             `json:"key_id"`
+	KeyKind Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
 } {
 	return r.JSON200
 }
@@ -10196,10 +10214,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			CompanyId   UUID                             `json:"company_id"`
-			Environment Environment                      `json:"environment"`
-			KeyId       UUID                             `json:"key_id"`
-			KeyKind     Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
+			// CompanyId A UUID in canonical lower-case form.
+			CompanyId   UUID        `json:"company_id"`
+			Environment Environment `json:"environment"`
+
+			// KeyId A UUID in canonical lower-case form.
+			KeyId   UUID                             `json:"key_id"`
+			KeyKind Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -11110,7 +11131,7 @@ func NewOnDeviceRegisteredWebhookRequestWithBody(targetURL string, params *OnDev
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11216,7 +11237,7 @@ func NewOnPaymentConfirmedWebhookRequestWithBody(targetURL string, params *OnPay
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11322,7 +11343,7 @@ func NewOnPaymentCreatedWebhookRequestWithBody(targetURL string, params *OnPayme
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11428,7 +11449,7 @@ func NewOnPaymentExpiredWebhookRequestWithBody(targetURL string, params *OnPayme
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11534,7 +11555,7 @@ func NewOnPaymentFailedWebhookRequestWithBody(targetURL string, params *OnPaymen
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11640,7 +11661,7 @@ func NewOnPaymentProcessingWebhookRequestWithBody(targetURL string, params *OnPa
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11746,7 +11767,7 @@ func NewOnPoolDepositReceivedWebhookRequestWithBody(targetURL string, params *On
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11852,7 +11873,7 @@ func NewOnPoolLowBalanceWebhookRequestWithBody(targetURL string, params *OnPoolL
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -11958,7 +11979,7 @@ func NewOnPoolWithdrawalCompletedWebhookRequestWithBody(targetURL string, params
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -12064,7 +12085,7 @@ func NewOnSessionKeyLimitExceededWebhookRequestWithBody(targetURL string, params
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -12170,7 +12191,7 @@ func NewOnSessionKeyRegisteredWebhookRequestWithBody(targetURL string, params *O
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
@@ -12276,7 +12297,7 @@ func NewOnSessionKeyRevokedWebhookRequestWithBody(targetURL string, params *OnSe
 
 		var headerParam3 string
 
-		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Webhook-Id", params.XWebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 		if err != nil {
 			return nil, err
 		}
