@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/api/client"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	sessionkeyv1 "github.com/payplat/platform/proto-events/gen/payplat/session_key/v1"
@@ -82,11 +83,16 @@ func (r *receiver) deliveries(event string) []delivery {
 // configure points the company's test environment at the receiver and keeps the secret.
 func (s *stack) configureWebhooks(key string, r *receiver) {
 	s.t.Helper()
-	resp := s.must(s.call(http.MethodPost, "/api/v1/dashboard/webhooks/config", key,
-		map[string]any{"url": r.srv.URL + "/hooks", "enabled": true, "rollSecret": true}), http.StatusOK)
-	secret, _ := resp.body["secret"].(string)
+	url, enabled, roll := r.srv.URL+"/hooks", true, true
+	resp, err := s.partner(key).ConfigureWebhooksWithResponse(bg, nil,
+		client.ConfigureWebhooksJSONRequestBody{Url: &url, Enabled: &enabled, RollSecret: &roll}, idempotent())
+	ok(s.t, resp, err)
+	secret := ""
+	if resp.JSON200.Secret != nil {
+		secret = *resp.JSON200.Secret
+	}
 	if secret == "" {
-		s.t.Fatalf("webhook config returned no secret: %s", resp)
+		s.t.Fatalf("webhook config returned no secret: %s", resp.Body)
 	}
 	r.mu.Lock()
 	r.secret = secret
