@@ -18,8 +18,9 @@ import (
 const MaxBodyBytes = 1 << 20
 
 // decodeJSON decodes the request body, a single JSON object, into dst. It rejects bodies that
-// are not JSON (415), too large (413), malformed, with unknown fields or with trailing data
-// (400 VALIDATION_ERROR). A missing Content-Type is accepted as JSON, since some HTTP tools
+// are not JSON (415), too large (413), malformed, not an object, with unknown or duplicate
+// members, with strings PostgreSQL cannot store (NUL) or with trailing data (400
+// VALIDATION_ERROR). A missing Content-Type is accepted as JSON, since some HTTP tools
 // leave it out; any other media type is refused.
 func decodeJSON(r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -36,7 +37,7 @@ func decodeJSON(r *http.Request, dst any) error {
 }
 
 // decodeJSONBody is decodeJSON's work on a body already read: the request decoder that the
-// native fuzz targets exercise (json_fuzz_test.go).
+// native fuzz targets exercise (decoders_fuzz_test.go).
 func decodeJSONBody(body []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -45,6 +46,10 @@ func decodeJSONBody(body []byte, dst any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &domain.ValidationError{Message: "request body must hold a single JSON object"}
+	}
+	// Decoding null into dst leaves it empty, as {} would: a body must be an object.
+	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
+		return &domain.ValidationError{Message: "request body must be a JSON object"}
 	}
 	return checkMembers(body)
 }

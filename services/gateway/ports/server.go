@@ -96,6 +96,10 @@ func NewServer(d Deps) (*Server, error) {
 	s.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errMethodNotAllowed)
 	})
+	// A path that is not clean ("..", "//") names no route: answered 404 like any unknown
+	// path, rather than redirected to another route (gorilla/mux's default), which an API
+	// client would follow with its credentials.
+	s.router.SkipClean(true)
 	s.router.Use(recordRoute)
 	s.handler = s.instrument(s.recoverPanics(s.limitBody(s.router)))
 	s.routes(d)
