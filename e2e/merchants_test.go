@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/api/apitest"
 	"github.com/payplat/platform/api/client"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
@@ -42,8 +43,16 @@ type delivery struct {
 
 func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
+	contract, err := apitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
+		// Every delivery is checked against the document's webhooks (issue 17).
+		if err := contract.CheckWebhook(req, raw); err != nil {
+			t.Errorf("contract (api/openapi.yaml): %v", err)
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		mac := hmac.New(sha256.New, []byte(r.secret))
