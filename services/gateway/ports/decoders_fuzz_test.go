@@ -87,7 +87,6 @@ func fuzzQuery(f *testing.F, decode func(rawQuery string) error) {
 	})
 }
 
-
 func FuzzPoolFilter(f *testing.F) {
 	fuzzQuery(f, func(q string) error {
 		r := httptest.NewRequest("GET", "/api/v1/management/pool/transactions", nil)
