@@ -135,6 +135,15 @@ func lintResponses(where string, op *openapi3.Operation) []string {
 			}
 		}
 	}
+	for _, p := range op.Parameters {
+		if p.Value != nil && p.Value.Name == "Idempotency-Key" {
+			for _, code := range []string{"400", "409"} {
+				if op.Responses.Value(code) == nil {
+					f = append(f, fmt.Sprintf("%s: takes an Idempotency-Key but does not document %s", where, code))
+				}
+			}
+		}
+	}
 	if secured && op.Security != nil && op.Responses.Value("401") == nil {
 		f = append(f, where+": needs credentials but does not document 401")
 	}
