@@ -139,7 +139,7 @@ func bodyNames(o operation, member string) bool {
 func badPathID(value func(*generator) string) func(*generator, operation, *Case) bool {
 	return func(g *generator, o operation, c *Case) bool {
 		params := o.pathParams()
-		if len(params) == 0 || slices.Contains(params, "kind_env") && len(params) == 2 && g.rnd.IntN(2) == 0 {
+		if len(params) == 0 {
 			return false
 		}
 		p := o.path

@@ -25,7 +25,7 @@ type operation struct {
 	auth         auth
 	body         *openapi3.Schema // nil without a JSON body
 	example      map[string]any
-	// keyKinds are the API key kinds accepted (secret, publishable).
+	// publishable says a publishable key is accepted too (x-publishable-key).
 	publishable bool
 }
 
@@ -49,7 +49,7 @@ func operations() ([]operation, error) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			o := operation{method: strings.ToUpper(method), path: path, op: op, auth: authOf(doc, op)}
-			o.publishable = strings.Contains(op.Description, "publishable key")
+			o.publishable = op.Extensions["x-publishable-key"] == true
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
 					o.body = mt.Schema.Value

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
@@ -43,7 +44,7 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	if resp.Header.Get("Content-Type") == "text/event-stream" {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp, nil // a live stream has no end to wait for
 	}
 	body, err := io.ReadAll(resp.Body)
