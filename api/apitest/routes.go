@@ -38,3 +38,18 @@ func Documented(method, path string) bool {
 	item := doc.Paths.Value(path)
 	return item != nil && item.GetOperation(strings.ToUpper(method)) != nil
 }
+
+// Publishable reports whether the operation is marked x-publishable-key: true (a publishable
+// key may call it).
+func Publishable(method, path string) bool {
+	doc, err := Document()
+	if err != nil {
+		return false
+	}
+	item := doc.Paths.Value(path)
+	if item == nil {
+		return false
+	}
+	op := item.GetOperation(strings.ToUpper(method))
+	return op != nil && op.Extensions["x-publishable-key"] == true
+}

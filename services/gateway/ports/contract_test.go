@@ -28,6 +28,10 @@ func TestDocumentCoversEveryRoute(t *testing.T) {
 		if !apitest.Documented(r.Method, r.Path) {
 			t.Errorf("the router serves %s, which api/openapi.yaml does not describe", key)
 		}
+		if r.Publishable != apitest.Publishable(r.Method, r.Path) {
+			t.Errorf("%s: the router takes publishable keys: %v; the document (x-publishable-key): %v", key,
+				r.Publishable, !r.Publishable)
+		}
 	}
 	ops, err := apitest.Operations()
 	if err != nil {

@@ -2,11 +2,13 @@ package ports
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/api"
 	"github.com/payplat/platform/services/gateway/apidocs"
+	"github.com/payplat/platform/services/gateway/domain"
 )
 
 // docsRoutes serves the API's own contract (issue 17): the OpenAPI document the tests validate
@@ -36,6 +38,8 @@ func (s *Server) docsAsset(w http.ResponseWriter, r *http.Request) {
 type Route struct {
 	Method string
 	Path   string
+	// Publishable says a publishable key may call the route.
+	Publishable bool
 }
 
 // Routes lists the routes registered on the router (gorilla/mux Walk), in registration order. A
@@ -52,7 +56,8 @@ func (s *Server) Routes() []Route {
 			out = append(out, Route{Path: tpl})
 		}
 		for _, m := range methods {
-			out = append(out, Route{Method: m, Path: tpl})
+			a := s.access[m+" "+tpl]
+			out = append(out, Route{Method: m, Path: tpl, Publishable: slices.Contains(a.keyKinds, domain.Publishable)})
 		}
 		return nil
 	})

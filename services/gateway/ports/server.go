@@ -63,6 +63,8 @@ type Server struct {
 	requestTimeout time.Duration
 	// limits are the rate limits (ports/ratelimit.go).
 	limits *limiter
+	// access is who may call each route ("METHOD path"), for Routes.
+	access map[string]Access
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -85,6 +87,7 @@ func NewServer(d Deps) (*Server, error) {
 
 		requestTimeout: d.RequestTimeout,
 		limits:         newLimiter(d.RateLimits),
+		access:         map[string]Access{},
 	}
 	if s.requestTimeout <= 0 {
 		s.requestTimeout = DefaultRequestTimeout
@@ -117,6 +120,7 @@ func (s *Server) Handle(method, path string, h http.Handler, access Access) {
 	if method == http.MethodPost {
 		h = s.idempotent(h)
 	}
+	s.access[method+" "+path] = access
 	s.router.Handle(path, s.guard(access, classOf(method, path), h)).Methods(method)
 }
 
