@@ -16,6 +16,12 @@ import (
 	"github.com/payplat/platform/api/client"
 )
 
+// noRateLimits is the environment of a stack whose gateway limits no one: the benchmarks
+// measure the platform, the fuzz run its answers to bad input, not the budgets (the rate limit
+// tests of services/gateway/ports cover those).
+var noRateLimits = []string{"GATEWAY_RATE_LIMIT_READS=0", "GATEWAY_RATE_LIMIT_WRITES=0", "GATEWAY_RATE_LIMIT_SDK=0",
+	"GATEWAY_RATE_LIMIT_ANONYMOUS=0"}
+
 // fuzzRequests is how many requests TestFuzzAPIFromDocument sends: 10,000 in make test,
 // FUZZ_REQUESTS (200,000 in make fuzz) otherwise.
 func fuzzRequests(t *testing.T) int {
@@ -37,10 +43,7 @@ func fuzzRequests(t *testing.T) int {
 // route and status, is logged (and written to FUZZ_REPORT when set).
 func TestFuzzAPIFromDocument(t *testing.T) {
 	t.Parallel()
-	// Rate limits off: this run measures the API's answers to bad input, not its budgets
-	// (TestRateLimit* cover those).
-	s := newStack(t, "GATEWAY_RATE_LIMIT_READS=0", "GATEWAY_RATE_LIMIT_WRITES=0", "GATEWAY_RATE_LIMIT_SDK=0",
-		"GATEWAY_RATE_LIMIT_ANONYMOUS=0")
+	s := newStack(t, noRateLimits...)
 	target := s.fuzzTarget()
 	db := s.db()
 	seed := uint64(time.Now().UnixNano())
