@@ -56,6 +56,8 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	x := Exchange{Request: req, RequestBody: reqBody, Status: resp.StatusCode, Header: resp.Header, ResponseBody: body}
 	if cerr := t.v.Check(context.Background(), x); cerr != nil {
 		t.report(cerr)
+	} else {
+		t.v.record(x)
 	}
 	return resp, nil
 }
