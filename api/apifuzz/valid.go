@@ -148,6 +148,10 @@ func (g *generator) validBody(o operation) map[string]any {
 			} else {
 				body[k] = pick(g.rnd, "ACTIVE", "ACTIVE", "PAUSED")
 			}
+		case "expires_in_seconds":
+			// A day: no payment of the run expires while a batch is checked for changing
+			// nothing (an expiry is a change of the platform's own).
+			body[k] = 86400
 		case "reason":
 			body[k] = pick(g.rnd, "Review", "Überprüfung ✓")
 		}
