@@ -83,7 +83,7 @@ func TestRateLimitOnePartnerDoesNotSlowAnother(t *testing.T) {
 					return
 				default:
 				}
-				r, err := g.send(request{method: http.MethodGet, path: "/api/v1/management/merchants",
+				r, err := g.send(request{method: http.MethodGet, path: "/api/v1/management/whoami",
 					headers: map[string]string{"x-api-key": a.Keys["sk_test"]}})
 				if err == nil && r.status == http.StatusTooManyRequests {
 					mu.Lock()
@@ -105,7 +105,7 @@ func TestRateLimitOnePartnerDoesNotSlowAnother(t *testing.T) {
 		}
 	}
 	for i := range 40 {
-		r := g.keyGet(b.Keys["sk_test"], "/api/v1/management/merchants")
+		r := g.keyGet(b.Keys["sk_test"], "/api/v1/management/whoami")
 		if r.status != http.StatusOK {
 			t.Fatalf("B's request %d while A is limited: %d %s", i+1, r.status, r.body)
 		}
