@@ -51,7 +51,10 @@ func decodeJSONBody(body []byte, dst any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
 		return &domain.ValidationError{Message: "request body must be a JSON object"}
 	}
-	return checkMembers(body)
+	if err := checkMembers(body); err != nil {
+		return err
+	}
+	return exactMembers(body, dst)
 }
 
 // jsonError turns a decoding error into the error the client sees.

@@ -3,6 +3,8 @@ package ports
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -23,6 +25,47 @@ func checkMembers(body []byte) error {
 		return nil
 	}
 	return domain.Invalid(field, reason)
+}
+
+// MaxStringBytes bounds every string of a request body. No member needs more (a webhook URL is
+// at most 2,048 characters, a status reason 500), and the bound keeps a request from carrying
+// megabytes to the services over the bus, whose events hold at most 4,096 bytes of text.
+const MaxStringBytes = 4096
+
+// exactMembers refuses a top-level member whose name is not exactly one of dst's (a struct's
+// JSON tags): encoding/json matches names case-insensitively, so {"Name": …} would be read as
+// "name" while the document, and any other decoder, see an unknown member.
+func exactMembers(body []byte, dst any) error {
+	known := jsonNames(dst)
+	if known == nil {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return nil
+	}
+	for name := range members {
+		if !known[name] {
+			return domain.Invalid(name, "unknown field")
+		}
+	}
+	return nil
+}
+
+// jsonNames returns the JSON member names of the struct dst points to, or nil for another type.
+func jsonNames(dst any) map[string]bool {
+	t := reflect.TypeOf(dst)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	names := map[string]bool{}
+	for f := range t.Elem().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
 }
 
 // badMember walks a JSON document (already decoded once, so well formed) and returns the path
@@ -71,6 +114,9 @@ func badMember(body []byte) (field, reason string, found bool) {
 		}
 		if isString && strings.IndexByte(s, 0) >= 0 {
 			return pathOf(stack), nulReason, true
+		}
+		if isString && len(s) > MaxStringBytes {
+			return pathOf(stack), fmt.Sprintf("must be at most %d bytes", MaxStringBytes), true
 		}
 		if top != nil {
 			top.valueDone()

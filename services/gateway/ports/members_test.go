@@ -2,6 +2,7 @@ package ports
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/payplat/platform/services/gateway/domain"
@@ -24,6 +25,11 @@ func TestDecodeJSONRefusesNULAndDuplicates(t *testing.T) {
 		{`{"meta":{"a":[1,"\u0000"]}}`, "meta.a[1]"},
 		{`{"meta":{"\u0000":1}}`, `meta.\u0000`},
 		{`{"name":"\U0000"}`, ""},
+		// A member named in another case: encoding/json would take it for "name".
+		{`{"Name":"ab","email":"x"}`, "Name"},
+		{`{"name":"ab","EMAIL":"x"}`, "EMAIL"},
+		// A string over MaxStringBytes.
+		{`{"name":"` + strings.Repeat("é", MaxStringBytes/2+1) + `"}`, "name"},
 		// Duplicate members: decoders disagree on which one wins.
 		{`{"name":"ab","email":"x","name":"cd"}`, "name"},
 		{`{"meta":{"a":1,"b":{"a":1},"a":2}}`, "meta.a"},
