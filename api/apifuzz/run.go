@@ -227,6 +227,8 @@ func (r *runner) do(ctx context.Context, c Case) int {
 			ResponseBody: body}
 		if err := r.v.Check(ctx, x); err != nil {
 			problem = fmt.Sprintf("(%s) %v", c.Mutation, err)
+		} else {
+			r.v.Record(x)
 		}
 	}
 	r.record(c, resp.StatusCode, problem)

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// record writes the first response seen of each operation and status into the directory
+// Record writes the first response seen of each operation and status into the directory
 // APITEST_RECORD_DIR names, when set: real answers, for the document's examples.
-func (v *Validator) record(x Exchange) {
+func (v *Validator) Record(x Exchange) {
 	dir := os.Getenv("APITEST_RECORD_DIR")
 	if dir == "" || len(x.ResponseBody) == 0 || !strings.HasPrefix(x.Header.Get("Content-Type"), "application/json") {
 		return

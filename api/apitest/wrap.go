@@ -57,7 +57,7 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if cerr := t.v.Check(context.Background(), x); cerr != nil {
 		t.report(cerr)
 	} else {
-		t.v.record(x)
+		t.v.Record(x)
 	}
 	return resp, nil
 }
