@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/uuid"
@@ -56,3 +58,19 @@ func ok(t testing.TB, r client.Response, err error) {
 func idempotent() client.RequestEditorFn { return client.WithIdempotencyKey(uuid.NewString()) }
 
 var bg = context.Background()
+
+// recordWebhook keeps the first delivery of each event in APITEST_RECORD_DIR, when set: real
+// payloads, for the document's webhook examples.
+func recordWebhook(r *http.Request, body []byte) {
+	dir := os.Getenv("APITEST_RECORD_DIR")
+	if dir == "" {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "webhook-"+r.Header.Get("X-Webhook-Event")+".json"),
+		os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(body)
+}

@@ -52,6 +52,8 @@ func newReceiver(t *testing.T) *receiver {
 		// Every delivery is checked against the document's webhooks (issue 17).
 		if err := contract.CheckWebhook(req, raw); err != nil {
 			t.Errorf("contract (api/openapi.yaml): %v", err)
+		} else {
+			recordWebhook(req, raw)
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()

@@ -93,7 +93,7 @@ func lintOperation(where string, op *openapi3.Operation, seen map[string]string)
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		if mt := op.RequestBody.Value.Content.Get("application/json"); mt == nil {
 			add("request body is not application/json")
-		} else if mt.Example == nil && len(mt.Examples) == 0 && !strings.HasPrefix(where, "webhook ") {
+		} else if mt.Example == nil && len(mt.Examples) == 0 {
 			add("request body has no example")
 		}
 	}
