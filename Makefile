@@ -10,7 +10,7 @@ PKGS  := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|; s|$$|/...|"
 SERVICES := gateway merchant pool payment-projection webhook-dispatcher ctl devstack
 TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build chaos test test-short bench bench-dashboard screenshots lint generate check-generated tidy clean help
+.PHONY: run build chaos test test-short fuzz bench bench-dashboard screenshots lint generate check-generated tidy clean help
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -36,6 +36,20 @@ test: ## Run every test (race detector on) against real PostgreSQL and NATS, the
 	@bash scripts/ensure-chromium.sh
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 
+# The request decoders' native fuzz targets (services/gateway/ports/decoders_fuzz_test.go).
+FUZZ_TARGETS = FuzzDecodeCreateCompany FuzzDecodeCreateMerchant FuzzDecodeMerchantStatus FuzzDecodePoolSettings \
+	FuzzDecodePoolDeposit FuzzDecodeWebhookConfig FuzzDecodePaymentRequest FuzzPoolFilter FuzzPaymentFilter \
+	FuzzMerchantLedgerLimit FuzzWebhookLogFilter
+FUZZTIME ?= 20s
+
+fuzz: ## Attack a live stack with 200,000 requests from the OpenAPI document (FUZZ_REQUESTS, FUZZ_SEED; report in $DATA_DIR/fuzz-report.txt), then each request decoder's native fuzz target for FUZZTIME (20s)
+	@mkdir -p $(or $(DATA_DIR),.data)
+	FUZZ_REQUESTS=$(or $(FUZZ_REQUESTS),200000) FUZZ_REPORT=$(abspath $(or $(DATA_DIR),.data))/fuzz-report.txt \
+		$(GO) test -count=1 -run '^TestFuzzAPIFromDocument$$' -timeout 90m ./e2e/
+	@cat $(or $(DATA_DIR),.data)/fuzz-report.txt
+	@for t in $(FUZZ_TARGETS); do echo "==> $$t"; \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./services/gateway/ports/ || exit 1; done
+
 test-short: ## Run the tests without the race detector
 	$(GO) test -count=1 $(PKGS)
 
@@ -60,12 +74,12 @@ screenshots: ## Write a screenshot of every dashboard page at 375 and 1440 px in
 	@bash scripts/ensure-chromium.sh
 	SCREENSHOTS_DIR=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run '^TestDashboardScreenshots$$' -timeout 10m ./e2e/
 
-lint: ## go vet and gofmt on every module, buf lint and breaking on the event contract
+lint: ## go vet and gofmt on every module, buf lint and breaking on the event contract, the OpenAPI document's lint, generated code current
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	bash scripts/check-generated.sh
 
-generate: ## Regenerate the Go code of the event contract (proto-events)
+generate: ## Regenerate the event contract's Go code (proto-events) and the API's JSON document and typed client (api/)
 	bash scripts/generate.sh
 
 check-generated: ## Fail when the committed generated code is stale

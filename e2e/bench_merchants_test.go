@@ -93,7 +93,7 @@ func createMerchants(tb testing.TB, s *stack, key string, n, workers int) {
 // check, Idempotency handling, NATS request to the merchant service, HD wallet derivation,
 // event append and read tables in one transaction), 64 clients at once.
 func BenchmarkMerchantCreate(b *testing.B) {
-	s := newStack(b, "LOG_LEVEL=error")
+	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
 	// Warm-up, not timed: every client's connection to the gateway, the services' connections
 	// to PostgreSQL and their prepared statements, as in a running system. Without it a
 	// 2,000-create run spends a fifth of its time starting up (756-938 creates/s quiet, against
@@ -150,7 +150,7 @@ const listMerchants = 1000
 // BenchmarkListMerchants: GET /api/v1/management/merchants for a company with 1,000 merchants,
 // through the whole gateway (auth, query, JSON), 8 clients at once.
 func BenchmarkListMerchants(b *testing.B) {
-	s := newStack(b, "LOG_LEVEL=error")
+	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
 	key := s.creds.Keys.SKTest
 	createMerchants(b, s, key, listMerchants, 32)
 	url := s.url + "/api/v1/management/merchants"
@@ -166,7 +166,7 @@ func BenchmarkListMerchants(b *testing.B) {
 // net/http handler on pgx, with no auth, middleware or error handling: the ceiling the gateway
 // is compared with.
 func BenchmarkListMerchantsBareCeiling(b *testing.B) {
-	s := newStack(b, "LOG_LEVEL=error")
+	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
 	key := s.creds.Keys.SKTest
 	createMerchants(b, s, key, listMerchants, 32)
 	db, err := pgxpool.New(context.Background(), s.creds.DatabaseURL)

@@ -71,7 +71,7 @@ type paymentsBench struct {
 //
 //	go test -run '^$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
 func BenchmarkPaymentsEndToEnd(b *testing.B) {
-	s := newStack(b, "LOG_LEVEL=error")
+	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
 	ctx := context.Background()
 	setup := time.Now()
 	tenants, err := loadgen.Gateway{URL: s.url, AdminToken: s.creds.AdminToken}.

@@ -3,6 +3,7 @@ module github.com/payplat/platform/e2e
 go 1.26.0
 
 require (
+	github.com/payplat/platform/api v0.0.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/uuid v1.6.0
@@ -84,3 +85,5 @@ replace github.com/payplat/platform/services/merchant => ../services/merchant
 replace github.com/payplat/platform/services/payment-projection => ../services/payment-projection
 
 replace github.com/payplat/platform/services/pool => ../services/pool
+
+replace github.com/payplat/platform/api => ../api

@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/api/apitest"
+	"github.com/payplat/platform/api/client"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	sessionkeyv1 "github.com/payplat/platform/proto-events/gen/payplat/session_key/v1"
@@ -41,8 +43,18 @@ type delivery struct {
 
 func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
+	contract, err := apitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
+		// Every delivery is checked against the document's webhooks (issue 17).
+		if err := contract.CheckWebhook(req, raw); err != nil {
+			t.Errorf("contract (api/openapi.yaml): %v", err)
+		} else {
+			recordWebhook(req, raw)
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		mac := hmac.New(sha256.New, []byte(r.secret))
@@ -82,11 +94,16 @@ func (r *receiver) deliveries(event string) []delivery {
 // configure points the company's test environment at the receiver and keeps the secret.
 func (s *stack) configureWebhooks(key string, r *receiver) {
 	s.t.Helper()
-	resp := s.must(s.call(http.MethodPost, "/api/v1/dashboard/webhooks/config", key,
-		map[string]any{"url": r.srv.URL + "/hooks", "enabled": true, "rollSecret": true}), http.StatusOK)
-	secret, _ := resp.body["secret"].(string)
+	url, enabled, roll := r.srv.URL+"/hooks", true, true
+	resp, err := s.partner(key).ConfigureWebhooksWithResponse(bg, nil,
+		client.ConfigureWebhooksJSONRequestBody{Url: &url, Enabled: &enabled, RollSecret: &roll}, idempotent())
+	ok(s.t, resp, err)
+	secret := ""
+	if resp.JSON200.Secret != nil {
+		secret = *resp.JSON200.Secret
+	}
 	if secret == "" {
-		s.t.Fatalf("webhook config returned no secret: %s", resp)
+		s.t.Fatalf("webhook config returned no secret: %s", resp.Body)
 	}
 	r.mu.Lock()
 	r.secret = secret

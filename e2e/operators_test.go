@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/payplat/platform/api/client"
 	"github.com/payplat/platform/pkg/events"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
@@ -162,13 +163,10 @@ func treasuryDeposit(companyID, amount string) *treasuryv1.TreasuryDepositDetect
 // simulatePayment runs a simulated payment through the gateway and returns its id.
 func (s *stack) simulatePayment(key, merchantID, amount string) string {
 	s.t.Helper()
-	r := s.must(s.call(http.MethodPost, "/api/v1/dashboard/payments/simulate", key,
-		map[string]any{"merchant_id": merchantID, "amount": amount}), http.StatusCreated)
-	id, _ := r.body["payment"].(map[string]any)["payment_id"].(string)
-	if id == "" {
-		s.t.Fatalf("simulate: %s", r)
-	}
-	return id
+	r, err := s.partner(key).SimulatePaymentWithResponse(bg, nil,
+		client.SimulatePaymentJSONRequestBody{MerchantId: merchantID, Amount: amount}, idempotent())
+	ok(s.t, r, err)
+	return r.JSON201.Payment.PaymentId
 }
 
 // diffLine returns the verify output line for a row only on side ("live" or "rebuilt") of

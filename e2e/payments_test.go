@@ -8,15 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payplat/platform/api/client"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
 )
 
 func (s *stack) createMerchant(key, name string) (id, wallet string) {
 	s.t.Helper()
-	r := s.must(s.call(http.MethodPost, "/api/v1/management/merchants/create", key,
-		map[string]any{"name": name, "email": fmt.Sprintf("%d@example.com", time.Now().UnixNano())}), http.StatusCreated)
-	m := r.body["merchant"].(map[string]any)
-	return m["id"].(string), m["wallet_address"].(string)
+	r, err := s.partner(key).CreateMerchantWithResponse(bg, nil, client.CreateMerchantJSONRequestBody{
+		Name: name, Email: fmt.Sprintf("%d@example.com", time.Now().UnixNano())}, idempotent())
+	ok(s.t, r, err)
+	return r.JSON201.Merchant.Id, r.JSON201.Merchant.WalletAddress
 }
 
 // A treasury deposit published by the chain watcher funds the pool; a simulated payment then

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/payplat/platform/api/client"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/devstack"
@@ -98,8 +99,10 @@ func (s *syncBuffer) String() string {
 
 // stack is the whole platform running as separate processes.
 type stack struct {
-	t     testing.TB
-	url   string
+	t   testing.TB
+	url string
+	// http checks every exchange against the OpenAPI document (api_test.go).
+	http  *http.Client
 	creds devstack.Credentials
 	out   *syncBuffer
 	nc    *nats.Conn
@@ -124,7 +127,7 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	cfg.CronInterval = 0
 	cfg.LogLevel = "warn"
 	cfg.ExtraEnv = extraEnv
-	s := &stack{t: t, url: cfg.GatewayURL(), out: &syncBuffer{}}
+	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var runErr error
 	stopped := make(chan struct{})
@@ -213,7 +216,7 @@ func (s *stack) call(method, path, auth string, body any, headers ...string) res
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -244,14 +247,11 @@ type company struct {
 
 func (s *stack) newCompany(name string) company {
 	s.t.Helper()
-	r := s.must(s.call(http.MethodPost, "/api/v1/admin/companies", "Bearer "+s.creds.AdminToken,
-		map[string]any{"name": name}), http.StatusCreated)
-	c := company{keys: map[string]string{}}
-	c.id, _ = r.body["company"].(map[string]any)["id"].(string)
-	for k, v := range r.body["keys"].(map[string]any) {
-		c.keys[k], _ = v.(string)
-	}
-	return c
+	r, err := s.operator().CreateCompanyWithResponse(bg, nil, client.CreateCompanyJSONRequestBody{Name: name}, idempotent())
+	ok(s.t, r, err)
+	k := r.JSON201.Keys
+	return company{id: r.JSON201.Company.Id,
+		keys: map[string]string{"sk_test": k.SkTest, "sk_live": k.SkLive, "pk_test": k.PkTest, "pk_live": k.PkLive}}
 }
 
 // publish puts an event on the bus the way an internal team does: protobuf, with its subject

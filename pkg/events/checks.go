@@ -104,6 +104,20 @@ func textValue(v string) string {
 	if len(v) > maxTextLen {
 		return fmt.Sprintf("is longer than %d bytes", maxTextLen)
 	}
+	return storableText(v)
+}
+
+// storableText refuses what PostgreSQL's text type cannot hold: the NUL character (U+0000) and
+// invalid UTF-8. Such an event would fail the consumer's insert on every redelivery; refused
+// here, it goes to the dead letters with the reason instead (issue 17). Token fields already
+// refuse every control character.
+func storableText(v string) string {
+	if strings.IndexByte(v, 0) >= 0 {
+		return "must not contain the NUL character (U+0000), which PostgreSQL text cannot store"
+	}
+	if !utf8.ValidString(v) {
+		return "is not valid UTF-8"
+	}
 	return ""
 }
 

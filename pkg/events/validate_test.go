@@ -136,6 +136,12 @@ func TestValidateRejects(t *testing.T) {
 		{"email", TypeMerchantCreated, set("email", "not-an-email"), "email", "is not an email address"},
 		{"email with name", TypeMerchantCreated, set("email", "Bob <bob@corner.example>"), "email", "is not an email address"},
 		{"short name", TypeMerchantCreated, set("name", "A "), "name", "shorter than 2 characters"},
+		{"name with NUL", TypeMerchantCreated, set("name", "a\x00b"), "name", "NUL character"},
+		{"name not UTF-8", TypeMerchantCreated, set("name", "a\xffb"), "name", "not valid UTF-8"},
+		{"error message with NUL", TypePaymentFailed, set("error_message", "reverted\x00"), "error_message", "NUL character"},
+		{"ledger description with NUL", TypeMerchantLedgerEntryRecorded, set("description", "\x00"), "description", "NUL character"},
+		{"status reason with NUL", TypeMerchantStatusChanged, set("reason", "fraud\x00"), "reason", "NUL character"},
+		{"device metadata with NUL", TypeDeviceRegistered, func(m proto.Message) { m.(*devicev1.DeviceRegistered).Metadata.Model = "Pixel\x00" }, "metadata.model", "NUL character"},
 
 		// Relations between fields.
 		{"pool company mismatch", TypePoolDepositReceived, set("company_id", "other-co"), "company_id", "does not match meta.company_id"},

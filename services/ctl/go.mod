@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/payplat/platform/api v0.0.0
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/services/gateway v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -77,3 +78,5 @@ replace github.com/payplat/platform/services/merchant => ../merchant
 replace github.com/payplat/platform/services/payment-projection => ../payment-projection
 
 replace github.com/payplat/platform/services/pool => ../pool
+
+replace github.com/payplat/platform/api => ../../api

@@ -4,6 +4,8 @@ go 1.26.0
 
 replace github.com/payplat/platform/pkg => ../../pkg
 
+replace github.com/payplat/platform/api => ../../api
+
 replace github.com/payplat/platform/proto-events => ../../proto-events
 
 require (
@@ -11,6 +13,7 @@ require (
 	github.com/gorilla/mux v1.8.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
+	github.com/payplat/platform/api v0.0.0
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 )
@@ -62,11 +65,16 @@ require (
 	github.com/ThreeDotsLabs/watermill-nats/v2 v2.1.3 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
+	github.com/getkin/kin-openapi v0.153.0 // indirect
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/lithammer/shortuuid/v3 v3.0.7 // indirect
 	github.com/oklog/ulid v1.3.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/sony/gobreaker v1.0.0 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 )
 
 replace github.com/payplat/platform/services/webhook-dispatcher => ../webhook-dispatcher

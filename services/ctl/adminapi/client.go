@@ -1,24 +1,24 @@
-// Package adminapi is a small client of the gateway's admin API (/api/v1/admin), authenticated
-// with the ADMIN_TOKEN.
+// Package adminapi is payplat-ctl's client of the gateway's admin API (/api/v1/admin),
+// authenticated with the ADMIN_TOKEN: the typed client generated from api/openapi.yaml
+// (package api/client) with the retries an operator's command wants.
 package adminapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/payplat/platform/api/client"
 )
 
 // Client calls the admin API of one gateway.
 type Client struct {
-	baseURL string
-	token   string
-	http    *http.Client
+	api *client.ClientWithResponses
+	// err is why the client could not be built (a malformed base URL); every call returns it.
+	err error
 	// retryWait is the pause before retry n (1-based) is retryWait*n.
 	retryWait time.Duration
 }
@@ -28,17 +28,18 @@ func New(baseURL, token string, httpClient *http.Client) *Client {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Client{baseURL: strings.TrimRight(baseURL, "/"), token: token, http: httpClient,
-		retryWait: 500 * time.Millisecond}
+	api, err := client.NewClientWithResponses(strings.TrimRight(baseURL, "/"), client.WithHTTPClient(httpClient),
+		client.WithBearer(token))
+	return &Client{api: api, err: err, retryWait: 500 * time.Millisecond}
 }
 
 // Error is an error answered by the gateway, in the format of DESIGN §5.
 type Error struct {
 	Status    int
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Field     string `json:"field"`
-	RequestID string `json:"request_id"`
+	Code      string
+	Message   string
+	Field     string
+	RequestID string
 }
 
 func (e *Error) Error() string {
@@ -52,6 +53,21 @@ func (e *Error) Error() string {
 	return msg
 }
 
+// failure turns a generated call's outcome into nil, *Error, or a transport error.
+func failure(r client.Response, err error) error {
+	if err != nil {
+		return fmt.Errorf("calling gateway: %w", err)
+	}
+	var apiErr *client.APIError
+	if err := client.Failure(r, nil); errors.As(err, &apiErr) {
+		return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message, Field: apiErr.Field,
+			RequestID: apiErr.RequestID}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
 // retryable reports whether a POST with an Idempotency-Key may be sent again after err: the
 // gateway stores no 5xx response, and a request still in flight finishes on its own.
 func retryable(err error) bool {
@@ -62,15 +78,11 @@ func retryable(err error) bool {
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// do sends a request and decodes a 2xx JSON answer into out. POSTs carry idempotencyKey and
-// are retried on network errors and 5xx, which the key makes safe.
-func (c *Client) do(ctx context.Context, method, path, idempotencyKey string, in, out any) error {
-	var body []byte
-	if in != nil {
-		var err error
-		if body, err = json.Marshal(in); err != nil {
-			return err
-		}
+// do runs call once, or up to three times when idempotencyKey makes that safe (network errors
+// and 5xx are retried).
+func (c *Client) do(ctx context.Context, idempotencyKey string, call func() error) error {
+	if c.err != nil {
+		return c.err
 	}
 	attempts := 1
 	if idempotencyKey != "" {
@@ -78,7 +90,7 @@ func (c *Client) do(ctx context.Context, method, path, idempotencyKey string, in
 	}
 	var err error
 	for attempt := 1; attempt <= attempts; attempt++ {
-		if err = c.once(ctx, method, path, idempotencyKey, body, out); err == nil || !retryable(err) {
+		if err = call(); err == nil || !retryable(err) {
 			return err
 		}
 		if attempt < attempts {
@@ -92,48 +104,10 @@ func (c *Client) do(ctx context.Context, method, path, idempotencyKey string, in
 	return err
 }
 
-func (c *Client) once(ctx context.Context, method, path, idempotencyKey string, body []byte, out any) error {
-	var reader io.Reader
-	if body != nil {
-		reader = bytes.NewReader(body)
+// optional returns a pointer to s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, reader)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", idempotencyKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("calling gateway: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("reading gateway answer: %w", err)
-	}
-	if resp.StatusCode >= 300 {
-		return decodeError(resp.StatusCode, data)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decoding gateway answer: %w", err)
-	}
-	return nil
-}
-
-func decodeError(status int, data []byte) error {
-	var body struct {
-		Error *Error `json:"error"`
-	}
-	if json.Unmarshal(data, &body) != nil || body.Error == nil {
-		return &Error{Status: status, Code: http.StatusText(status), Message: strings.TrimSpace(string(data))}
-	}
-	body.Error.Status = status
-	return body.Error
+	return &s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,49 +60,110 @@ func callerScope(ctx context.Context) string {
 	return s
 }
 
-// guard runs h only for callers that access admits; everyone else gets 401.
-func (s *Server) guard(access Access, h http.Handler) http.Handler {
+// guard runs h only for callers that access admits; everyone else gets 401. It also applies
+// the rate limits: a key's budget of the route's class, and the client address's budget for
+// calls without a valid credential (ports/ratelimit.go).
+func (s *Server) guard(access Access, class routeClass, h http.Handler) http.Handler {
 	switch access.kind {
 	case accessAdmin:
 		return s.requireBearer(s.admin, "admin", h)
 	case accessCron:
 		return s.requireBearer(s.cron, "cron", h)
 	case accessKey:
-		return s.requireKey(access.keyKinds, h)
+		return s.requireKey(access.keyKinds, class, h)
 	default:
-		return h
+		return s.limitAnonymous(h)
 	}
+}
+
+// limitAnonymous draws every call of a public route from its client address's bucket, except
+// the probes of orchestrators and scrapers, which must never be refused for their rate.
+func (s *Server) limitAnonymous(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !probeRoutes[r.URL.Path] {
+			if v, ok := s.limits.take(classAnonymous, s.limits.clientAddress(r)); ok {
+				v.setHeaders(w.Header())
+				if !v.allowed {
+					s.refuse(w, r, v)
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// addressExhausted answers 429 when the client address has spent its budget of calls without
+// a valid credential: then even a credential is not looked up, so that guessing keys or tokens
+// costs the database nothing past the budget.
+func (s *Server) addressExhausted(w http.ResponseWriter, r *http.Request) bool {
+	v, empty := s.limits.exhausted(classAnonymous, s.limits.clientAddress(r))
+	if empty {
+		s.refuse(w, r, v)
+	}
+	return empty
+}
+
+// unauthenticated refuses a call without a valid credential (err, a 401), or with 429 when its
+// client address is over budget.
+func (s *Server) unauthenticated(w http.ResponseWriter, r *http.Request, err error) {
+	if v, ok := s.limits.take(classAnonymous, s.limits.clientAddress(r)); ok {
+		v.setHeaders(w.Header())
+		if !v.allowed {
+			s.refuse(w, r, v)
+			return
+		}
+	}
+	s.writeError(w, r, err)
 }
 
 func (s *Server) requireBearer(secret bearerSecret, scope string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.addressExhausted(w, r) {
+			return
+		}
 		token, ok := bearerToken(r)
 		if !ok || !secret.matches(token) {
-			s.writeError(w, r, domain.ErrUnauthorized)
+			s.unauthenticated(w, r, domain.ErrUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
 	})
 }
 
-func (s *Server) requireKey(kinds []domain.KeyKind, h http.Handler) http.Handler {
+func (s *Server) requireKey(kinds []domain.KeyKind, class routeClass, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.addressExhausted(w, r) {
+			return
+		}
 		raw := presentedKey(r)
 		t, err := domain.ParseKey(raw)
 		if err != nil {
-			s.writeError(w, r, domain.ErrUnauthorized)
+			s.unauthenticated(w, r, domain.ErrUnauthorized)
 			return
 		}
 		// Refuse a kind by its format, before any lookup, so that the answer says nothing about
 		// whether the key exists.
 		if !slices.Contains(kinds, t.Kind) {
-			s.writeError(w, r, domain.ErrWrongKeyKind)
+			s.unauthenticated(w, r, domain.ErrWrongKeyKind)
 			return
 		}
 		p, err := s.app.Queries.Authenticate.Handle(r.Context(), raw)
+		if errors.Is(err, domain.ErrUnauthorized) {
+			s.unauthenticated(w, r, err)
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		// The key's own budget: one partner over its limit draws from no one else's bucket.
+		if v, ok := s.limits.take(class, p.KeyID.String()); ok {
+			v.setHeaders(w.Header())
+			if !v.allowed {
+				s.refuse(w, r, v)
+				return
+			}
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})

@@ -32,8 +32,11 @@ func errorResponse(err error) (int, apiError) {
 	var (
 		validation *domain.ValidationError
 		tooLarge   *http.MaxBytesError
+		limited    errRateLimited
 	)
 	switch {
+	case errors.As(err, &limited):
+		return http.StatusTooManyRequests, apiError{Code: "RATE_LIMITED", Message: limited.Error()}
 	case errors.As(err, &validation):
 		return http.StatusBadRequest, apiError{Code: "VALIDATION_ERROR", Message: validation.Message,
 			Field: validation.Field}

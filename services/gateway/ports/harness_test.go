@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/payplat/platform/api/apitest"
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
@@ -30,8 +32,11 @@ func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
 // gateway is the real router on a fresh database, served by httptest.
 type gateway struct {
-	t          *testing.T
-	url        string
+	t   *testing.T
+	url string
+	api *ports.Server
+	// client checks every exchange against the OpenAPI document (api/openapi.yaml).
+	client     *http.Client
 	db         *pgxpool.Pool
 	adminToken string
 	cronSecret string
@@ -57,6 +62,9 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Rate limits off: the tests here exercise behaviour, many from one address; the rate
+	// limit tests turn them on (withConfig).
+	cfg.RateLimits = service.RateLimitConfig{}
 	if st.cfg != nil {
 		st.cfg(&cfg)
 	}
@@ -74,8 +82,33 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	g.url = srv.URL
+	g.url, g.api = srv.URL, api
+	g.client = contractClient(t, api)
 	return g
+}
+
+// contractClient returns an HTTP client that checks every exchange against the OpenAPI document
+// (issue 17), tolerating only the routes a test registered on api itself (withRoutes).
+func contractClient(t *testing.T, api *ports.Server) *http.Client {
+	t.Helper()
+	own := mux.NewRouter()
+	var routes []ports.Route
+	if api != nil {
+		routes = api.Routes()
+	}
+	for _, r := range routes {
+		if r.Method != "" && !apitest.Documented(r.Method, r.Path) {
+			own.Path(r.Path).Methods(r.Method)
+		}
+	}
+	v, err := apitest.New(apitest.Options{Undocumented: func(r *http.Request) bool {
+		var m mux.RouteMatch
+		return own.Match(r, &m)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Client(func(err error) { t.Errorf("contract (api/openapi.yaml): %v", err) })
 }
 
 func withConfig(f func(*service.Config)) func(*setup) { return func(s *setup) { s.cfg = f } }
@@ -141,7 +174,7 @@ func (g *gateway) send(req request) (response, error) {
 		}
 		r.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := g.client.Do(r)
 	if err != nil {
 		return response{}, err
 	}

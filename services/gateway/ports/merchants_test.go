@@ -137,6 +137,9 @@ func TestCreateMerchantErrors(t *testing.T) {
 		{`{"name":"Acme"}`, "VALIDATION_ERROR", "email", http.StatusBadRequest},
 		{`{"name":"Acme","email":"a@example.com","extra":1}`, "VALIDATION_ERROR", "extra", http.StatusBadRequest},
 		{`{"name":"Second","email":"TAKEN@example.com"}`, "DUPLICATE_RESOURCE", "email", http.StatusBadRequest},
+		// Issue 17: PostgreSQL text cannot hold NUL; this was a 500 INTERNAL.
+		{`{"name":"a\u0000b","email":"n1@example.com"}`, "VALIDATION_ERROR", "name", http.StatusBadRequest},
+		{`{"name":"Acme","email":"n1@example.com\u0000"}`, "VALIDATION_ERROR", "email", http.StatusBadRequest},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			assertError(t, s.key(key, http.MethodPost, merchantCreatePath, tc.body), tc.status, tc.code, tc.field)

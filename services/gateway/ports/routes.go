@@ -15,6 +15,7 @@ func (s *Server) routes(d Deps) {
 	s.Handle(http.MethodGet, "/healthz", healthz, Public)
 	s.Handle(http.MethodGet, "/readyz", readyz, Public)
 	s.Handle(http.MethodGet, "/metrics", metrics, Public)
+	s.docsRoutes()
 
 	s.HandleFunc(http.MethodPost, "/api/v1/admin/companies", s.createCompany, AdminToken)
 	s.HandleFunc(http.MethodGet, "/api/v1/admin/companies", s.listCompanies, AdminToken)

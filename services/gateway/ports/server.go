@@ -39,6 +39,9 @@ type Deps struct {
 	// RequestTimeout bounds a request that holds an Idempotency-Key (DefaultRequestTimeout
 	// when zero), so that the key's lease outlives it.
 	RequestTimeout time.Duration
+	// RateLimits are the token buckets per API key and route class, and per client address for
+	// unauthenticated calls; the zero value limits nothing.
+	RateLimits RateLimits
 }
 
 // DefaultRequestTimeout is Deps.RequestTimeout when unset.
@@ -58,6 +61,10 @@ type Server struct {
 	merchants MerchantService
 	// requestTimeout bounds a request that holds an Idempotency-Key.
 	requestTimeout time.Duration
+	// limits are the rate limits (ports/ratelimit.go).
+	limits *limiter
+	// access is who may call each route ("METHOD path"), for Routes.
+	access map[string]Access
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -79,6 +86,8 @@ func NewServer(d Deps) (*Server, error) {
 		metrics: m,
 
 		requestTimeout: d.RequestTimeout,
+		limits:         newLimiter(d.RateLimits),
+		access:         map[string]Access{},
 	}
 	if s.requestTimeout <= 0 {
 		s.requestTimeout = DefaultRequestTimeout
@@ -90,6 +99,10 @@ func NewServer(d Deps) (*Server, error) {
 	s.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errMethodNotAllowed)
 	})
+	// A path that is not clean ("..", "//") names no route: answered 404 like any unknown
+	// path, rather than redirected to another route (gorilla/mux's default), which an API
+	// client would follow with its credentials.
+	s.router.SkipClean(true)
 	s.router.Use(recordRoute)
 	s.handler = s.instrument(s.recoverPanics(s.limitBody(s.router)))
 	s.routes(d)
@@ -107,7 +120,8 @@ func (s *Server) Handle(method, path string, h http.Handler, access Access) {
 	if method == http.MethodPost {
 		h = s.idempotent(h)
 	}
-	s.router.Handle(path, s.guard(access, h)).Methods(method)
+	s.access[method+" "+path] = access
+	s.router.Handle(path, s.guard(access, classOf(method, path), h)).Methods(method)
 }
 
 // HandleFunc is Handle for a function.

@@ -28,6 +28,7 @@ func runGateway(t *testing.T, dsn, natsURL string) (*gateway, jetstream.JetStrea
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.RateLimits = service.RateLimitConfig{} // as in newGateway
 	ctx, cancel := context.WithCancel(context.Background())
 	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -51,7 +52,8 @@ func runGateway(t *testing.T, dsn, natsURL string) (*gateway, jetstream.JetStrea
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, url: gw.URL(), adminToken: admin, cronSecret: cron, logs: &syncBuffer{}}
+	g := &gateway{t: t, url: gw.URL(), api: gw.API(), client: contractClient(t, gw.API()), adminToken: admin,
+		cronSecret: cron, logs: &syncBuffer{}}
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
 			return errors.New(string(r.body))

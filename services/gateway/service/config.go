@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/config"
+	"github.com/payplat/platform/services/gateway/ports"
 )
 
 // Config is the gateway's configuration, read from the environment once in main (see Load).
@@ -39,6 +40,38 @@ type Config struct {
 
 	// Dashboard configures the partners' web UI under /dashboard/ (issue 18).
 	Dashboard DashboardConfig `envPrefix:""`
+
+	// RateLimits are the API's token buckets (issue 17).
+	RateLimits RateLimitConfig `envPrefix:""`
+}
+
+// RateLimitConfig is the rate limits' part of the configuration: requests a second and burst
+// per API key for each route class, and per client address for calls without a valid
+// credential. A rate of 0 turns that class's limit off. The budgets are per gateway replica
+// (services/gateway/README.md, "Rate limits").
+type RateLimitConfig struct {
+	Reads          float64 `env:"GATEWAY_RATE_LIMIT_READS" envDefault:"100"`
+	ReadsBurst     int     `env:"GATEWAY_RATE_LIMIT_READS_BURST" envDefault:"200"`
+	Writes         float64 `env:"GATEWAY_RATE_LIMIT_WRITES" envDefault:"50"`
+	WritesBurst    int     `env:"GATEWAY_RATE_LIMIT_WRITES_BURST" envDefault:"100"`
+	SDK            float64 `env:"GATEWAY_RATE_LIMIT_SDK" envDefault:"100"`
+	SDKBurst       int     `env:"GATEWAY_RATE_LIMIT_SDK_BURST" envDefault:"200"`
+	Anonymous      float64 `env:"GATEWAY_RATE_LIMIT_ANONYMOUS" envDefault:"20"`
+	AnonymousBurst int     `env:"GATEWAY_RATE_LIMIT_ANONYMOUS_BURST" envDefault:"40"`
+	// ClientIPHeader names the header a trusted proxy puts the client's address in; empty uses
+	// the connection's peer address.
+	ClientIPHeader string `env:"GATEWAY_CLIENT_IP_HEADER"`
+}
+
+// ports returns the limits as the HTTP layer takes them.
+func (c RateLimitConfig) ports() ports.RateLimits {
+	return ports.RateLimits{
+		Reads:          ports.RateLimit{Rate: c.Reads, Burst: c.ReadsBurst},
+		Writes:         ports.RateLimit{Rate: c.Writes, Burst: c.WritesBurst},
+		SDK:            ports.RateLimit{Rate: c.SDK, Burst: c.SDKBurst},
+		Anonymous:      ports.RateLimit{Rate: c.Anonymous, Burst: c.AnonymousBurst},
+		ClientIPHeader: c.ClientIPHeader,
+	}
 }
 
 // DashboardConfig is the dashboard's part of the configuration.
@@ -75,6 +108,12 @@ func LoadFrom(environ map[string]string) (Config, error) {
 // validate refuses a lease that a request could outlive: a retry would then run the request a
 // second time while the first still runs.
 func (c Config) validate() error {
+	r := c.RateLimits
+	for _, v := range []float64{r.Reads, r.Writes, r.SDK, r.Anonymous} {
+		if v < 0 {
+			return fmt.Errorf("GATEWAY_RATE_LIMIT_* must be 0 (off) or more, not %v", v)
+		}
+	}
 	if c.RequestTimeout <= 0 || c.IdempotencyLease < 2*c.RequestTimeout {
 		return fmt.Errorf("GATEWAY_IDEMPOTENCY_LEASE (%s) must be at least twice GATEWAY_REQUEST_TIMEOUT (%s), which must be positive",
 			c.IdempotencyLease, c.RequestTimeout)

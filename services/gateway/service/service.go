@@ -186,6 +186,7 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 		Payments:    svcs.payments,
 
 		RequestTimeout: cfg.RequestTimeout,
+		RateLimits:     cfg.RateLimits.ports(),
 	})
 	if err != nil {
 		return nil, nil, err

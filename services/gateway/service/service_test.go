@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/api/apitest"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/migrations"
@@ -90,7 +91,7 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a+"/api/v1/admin/companies",
 		strings.NewReader(`{"name":"Acme"}`))
 	req.Header.Set("Authorization", "Bearer admin-secret")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost,
 		a+"/api/v1/admin/companies/"+created.Company.ID+"/keys/sk_test/roll", nil)
 	req.Header.Set("Authorization", "Bearer admin-secret")
-	if resp, err = http.DefaultClient.Do(req); err != nil {
+	if resp, err = contractClient(t).Do(req); err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
@@ -298,4 +299,15 @@ func TestGatewayRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
 	if err := gw.Run(ctx); err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "older than 2.10.0") {
 		t.Fatalf("Run = %v, want a refusal naming the minimum", err)
 	}
+}
+
+// contractClient returns an HTTP client that checks every exchange against the OpenAPI
+// document (issue 17).
+func contractClient(t *testing.T) *http.Client {
+	t.Helper()
+	v, err := apitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Client(func(err error) { t.Errorf("contract (api/openapi.yaml): %v", err) })
 }

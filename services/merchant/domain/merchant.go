@@ -53,6 +53,12 @@ type NewMerchantParams struct {
 // ValidateNew checks the name and email of a merchant to be created (before a wallet is
 // provisioned for it) and returns them normalised (name trimmed).
 func ValidateNew(name, email string) (string, string, error) {
+	if err := storable("name", name); err != nil {
+		return "", "", err
+	}
+	if err := storable("email", email); err != nil {
+		return "", "", err
+	}
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n < MinNameLength {
 		return "", "", Invalid("name", fmt.Sprintf("must be at least %d characters", MinNameLength))
@@ -76,6 +82,19 @@ func ValidEmail(s string) bool {
 	}
 	local, domain, ok := strings.Cut(s, "@")
 	return ok && local != "" && strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
+}
+
+// storable refuses text that PostgreSQL's text type cannot hold (the NUL character, invalid
+// UTF-8), naming field: checked before a wallet is provisioned or anything appended, where it
+// would otherwise fail the append as an internal error (issue 17).
+func storable(field, v string) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return Invalid(field, "must not contain the NUL character (U+0000)")
+	}
+	if !utf8.ValidString(v) {
+		return Invalid(field, "must be valid UTF-8")
+	}
+	return nil
 }
 
 // EmailKey is the form of an email that uniqueness is decided on: case-insensitive.
@@ -108,6 +127,9 @@ func Create(p NewMerchantParams, now time.Time) (Created, error) {
 func (m *Merchant) ChangeStatus(actor Actor, to Status, reason string, now time.Time) (*StatusChanged, error) {
 	if utf8.RuneCountInString(reason) > MaxReasonLength {
 		return nil, Invalid("reason", fmt.Sprintf("must be at most %d characters", MaxReasonLength))
+	}
+	if err := storable("reason", reason); err != nil {
+		return nil, err
 	}
 	switch actor {
 	case ActorCompany:

@@ -100,6 +100,11 @@ func TestCreateValidation(t *testing.T) {
 		{"Acme", "Acme <a@example.com>", "email"},
 		{"Acme", "a@example", "email"},
 		{"Acme", "", "email"},
+		// PostgreSQL text cannot hold NUL: refused before a wallet is provisioned (issue 17).
+		{"a\x00b", "n1@example.com", "name"},
+		{"Acme\x00", "n1@example.com", "name"},
+		{"Acme", "n1\x00@example.com", "email"},
+		{"Ac\xffme", "n1@example.com", "name"},
 	} {
 		_, _, err := domain.ValidateNew(tc.name, tc.email)
 		var v *domain.ValidationError
@@ -114,6 +119,16 @@ func TestCreateValidation(t *testing.T) {
 
 // The aggregate decides balance_before and balance_after; each entry starts where the previous
 // ended.
+// A status reason PostgreSQL cannot store is refused before any event is decided (issue 17).
+func TestChangeStatusRefusesNUL(t *testing.T) {
+	m := newMerchant(t, domain.StatusActive)
+	ev, err := m.ChangeStatus(domain.ActorPlatform, domain.StatusFrozen, "fraud\x00", time.Now())
+	var v *domain.ValidationError
+	if !errors.As(err, &v) || v.Field != "reason" || ev != nil {
+		t.Fatalf("ChangeStatus = %+v, %v; want a validation error on reason", ev, err)
+	}
+}
+
 func TestLedgerBalanceChain(t *testing.T) {
 	m := newMerchant(t, domain.StatusActive)
 	amounts := []struct {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -173,6 +174,38 @@ func TestLedgerDeadLetters(t *testing.T) {
 		}
 		if n := info.State.Subjects[bus.DeadLetterSubject("merchant-ledger-payments")]; n != 2 {
 			return errorf("%d dead letters", n)
+		}
+		return nil
+	})
+}
+
+// Issue 17 on the bus: an event with a string PostgreSQL text cannot hold (NUL) is dead-lettered
+// with the reason before anything is stored, and the messages behind it are still applied.
+func TestLedgerDeadLettersNUL(t *testing.T) {
+	s := newStack(t)
+	m := s.mustCreate("c1", "test")
+	bad := confirmed(m, "pay-nul", "1.00")
+	bad.BlockExplorerUrl = "https://scan.example/tx/\x00"
+	s.publish(bad, "")
+	s.publish(confirmed(m, "pay-ok", "2.00"), "")
+	got := s.waitEntries(m.ID, 1)
+	if len(got) != 1 || got[0].paymentID != "pay-ok" {
+		t.Fatalf("ledger %+v", got)
+	}
+	subject := bus.DeadLetterSubject("merchant-ledger-payments")
+	waitFor(t, func() error {
+		st, err := s.js.Stream(context.Background(), bus.DeadLetterStream)
+		if err != nil {
+			return err
+		}
+		msg, err := st.GetLastMsgForSubject(context.Background(), subject)
+		if err != nil {
+			return err
+		}
+		// The URL rule refuses it here (a control character); free-text fields refuse NUL by
+		// the text rule (pkg/events TestValidateRejects).
+		if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "block_explorer_url") {
+			return errorf("dead letter reason %q", reason)
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,6 +109,28 @@ func TestCreateErrors(t *testing.T) {
 	for _, scope := range [][2]string{{"c1", "live"}, {"c2", "test"}} {
 		if _, err := s.create(scope[0], scope[1], "Acme", "dup@example.com"); err != nil {
 			t.Errorf("same email in %v: %v", scope, err)
+		}
+	}
+}
+
+// Issue 17: a name or email PostgreSQL text cannot hold (NUL) is a validation error naming the
+// field, refused before a wallet index is taken or anything is appended (it was an internal
+// error raised by the append).
+func TestCreateRefusesNUL(t *testing.T) {
+	s := newStack(t)
+	for _, tc := range []struct{ name, email, field string }{
+		{"a\x00b", "n1@example.com", "name"},
+		{"Acme", "n1\x00@example.com", "email"},
+	} {
+		_, err := s.create("c1", "test", tc.name, tc.email)
+		var apiErr *api.Error
+		if !errors.As(err, &apiErr) || apiErr.Code != api.CodeValidation || apiErr.Field != tc.field {
+			t.Errorf("create(%q, %q) = %v, want %s on %s", tc.name, tc.email, err, api.CodeValidation, tc.field)
+		}
+	}
+	for _, table := range []string{"wallet_users", "events", "merchants"} {
+		if n := s.count(`SELECT count(*) FROM ` + table); n != 0 {
+			t.Errorf("%s holds %d rows after refused creations", table, n)
 		}
 	}
 }

@@ -1,17 +1,17 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/api/client"
 	"github.com/payplat/platform/pkg/events"
 )
 
@@ -28,49 +28,63 @@ type Gateway struct {
 // merchantsPerCompany merchants for each through the management API with the company's test
 // secret key (POST /api/v1/management/merchants/create), from `workers` goroutines, and returns
 // them as tenants in the test environment: real companies and merchants, so that the pool
-// records a DEBIT and the merchant ledger a PAYMENT credit for every payment.confirmed.
+// records a DEBIT and the merchant ledger a PAYMENT credit for every payment.confirmed. It
+// calls the gateway with the typed client generated from api/openapi.yaml.
 func (g Gateway) CreateTenants(ctx context.Context, companies, merchantsPerCompany, workers int) ([]Tenant, error) {
 	if g.Client == nil {
 		g.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(workers, 2)}}
 	}
+	admin, err := g.api(client.WithBearer(g.AdminToken))
+	if err != nil {
+		return nil, err
+	}
 	run := uuid.NewString()[:8]
 	tenants := make([]Tenant, companies)
 	keys := make([]string, companies)
-	err := parallel(ctx, companies, workers, func(i int) error {
-		var out struct {
-			Company struct {
-				ID string `json:"id"`
-			} `json:"company"`
-			Keys map[string]string `json:"keys"`
-		}
-		body := map[string]any{"name": fmt.Sprintf("loadgen %s %d", run, i)}
-		if err := g.post(ctx, "/api/v1/admin/companies", "Bearer "+g.AdminToken, body, &out); err != nil {
+	err = parallel(ctx, companies, workers, func(i int) error {
+		var r *client.CreateCompanyResponse
+		err := retryLimited(ctx, func() (client.Response, error) {
+			var err error
+			r, err = admin.CreateCompanyWithResponse(ctx, nil,
+				client.CreateCompanyJSONRequestBody{Name: fmt.Sprintf("loadgen %s %d", run, i)})
+			return r, err
+		})
+		if err != nil {
 			return fmt.Errorf("creating company %d: %w", i, err)
 		}
-		if out.Company.ID == "" || out.Keys["sk_test"] == "" {
+		if r.JSON201 == nil || r.JSON201.Company.Id == "" || r.JSON201.Keys.SkTest == "" {
 			return fmt.Errorf("creating company %d: no id or sk_test key in the answer", i)
 		}
-		tenants[i] = Tenant{CompanyID: out.Company.ID, Environment: events.EnvTest,
+		tenants[i] = Tenant{CompanyID: r.JSON201.Company.Id, Environment: events.EnvTest,
 			Merchants: make([]Merchant, merchantsPerCompany)}
-		keys[i] = out.Keys["sk_test"]
+		keys[i] = r.JSON201.Keys.SkTest
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	partners := make([]*client.ClientWithResponses, companies)
+	for i, key := range keys {
+		if partners[i], err = g.api(client.WithAPIKey(key)); err != nil {
+			return nil, err
+		}
+	}
 	err = parallel(ctx, companies*merchantsPerCompany, workers, func(k int) error {
 		i, j := k/merchantsPerCompany, k%merchantsPerCompany
-		var out struct {
-			Merchant struct {
-				ID     string `json:"id"`
-				Wallet string `json:"wallet_address"`
-			} `json:"merchant"`
-		}
-		body := map[string]any{"name": fmt.Sprintf("Shop %d", j), "email": fmt.Sprintf("shop%d-%s@example.com", j, run)}
-		if err := g.post(ctx, "/api/v1/management/merchants/create", keys[i], body, &out); err != nil {
+		var r *client.CreateMerchantResponse
+		err := retryLimited(ctx, func() (client.Response, error) {
+			var err error
+			r, err = partners[i].CreateMerchantWithResponse(ctx, nil, client.CreateMerchantJSONRequestBody{
+				Name: fmt.Sprintf("Shop %d", j), Email: fmt.Sprintf("shop%d-%s@example.com", j, run)})
+			return r, err
+		})
+		if err != nil {
 			return fmt.Errorf("creating merchant %d of company %s: %w", j, tenants[i].CompanyID, err)
 		}
-		tenants[i].Merchants[j] = Merchant{ID: out.Merchant.ID, Wallet: out.Merchant.Wallet}
+		if r.JSON201 == nil {
+			return fmt.Errorf("creating merchant %d of company %s: no merchant in the answer", j, tenants[i].CompanyID)
+		}
+		tenants[i].Merchants[j] = Merchant{ID: r.JSON201.Merchant.Id, Wallet: r.JSON201.Merchant.WalletAddress}
 		return nil
 	})
 	if err != nil {
@@ -79,36 +93,28 @@ func (g Gateway) CreateTenants(ctx context.Context, companies, merchantsPerCompa
 	return tenants, nil
 }
 
-// post sends body as JSON with the API key (or "Bearer ..." authorization) and decodes the
-// 201 answer into out.
-func (g Gateway) post(ctx context.Context, path, auth string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
+// api returns a typed client of the gateway (api/client, generated from api/openapi.yaml)
+// authenticated with auth.
+func (g Gateway) api(auth client.ClientOption) (*client.ClientWithResponses, error) {
+	return client.NewClientWithResponses(strings.TrimSuffix(g.URL, "/"), client.WithHTTPClient(g.Client), auth)
+}
+
+// retryLimited runs call until it is not refused for the rate limit (429): the gateway's
+// budget per API key is part of the contract, and setting up thousands of merchants for one
+// company meets it. It waits Retry-After between tries; any other failure is returned.
+func retryLimited(ctx context.Context, call func() (client.Response, error)) error {
+	for {
+		err := client.Failure(call())
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusTooManyRequests {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(max(apiErr.RetryAfter, 1)) * time.Second):
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(g.URL, "/")+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if strings.HasPrefix(auth, "Bearer ") {
-		req.Header.Set("Authorization", auth)
-	} else {
-		req.Header.Set("x-api-key", auth)
-	}
-	resp, err := g.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, raw)
-	}
-	return json.Unmarshal(raw, out)
 }
 
 // parallel calls fn(0) … fn(n-1) from `workers` goroutines and returns the first error.
