@@ -9,10 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/payplat/platform/api/apitest"
 
 	"github.com/payplat/platform/services/devstack"
 )
@@ -21,9 +24,10 @@ import (
 // several gateways it sends each request to the next one in turn, and, like a load balancer,
 // to another when one refuses the connection (nothing was sent).
 type Partner struct {
-	bases []string
-	next  atomic.Uint64
-	http  *http.Client
+	bases    []string
+	next     atomic.Uint64
+	http     *http.Client
+	contract *contractLog
 }
 
 // answer is an HTTP answer, or the transport error that stood in for one.
@@ -45,10 +49,48 @@ func (a answer) retryable() bool {
 	return a.err != nil || a.status >= 500 || (a.status == http.StatusConflict && a.code() == "IDEMPOTENCY_KEY_IN_PROGRESS")
 }
 
-func newPartner(bases ...string) *Partner {
+// newPartner returns the partner of the gateways at bases. Every answer is checked against the
+// API document (api/openapi.yaml), faults or not: a 5xx a fault causes must be a documented one.
+func newPartner(bases ...string) (*Partner, error) {
+	v, err := apitest.New()
+	if err != nil {
+		return nil, err
+	}
+	log := &contractLog{}
 	// A request to a frozen gateway hangs until the client gives up: a cut connection.
-	return &Partner{bases: bases, http: &http.Client{Timeout: 12 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	return &Partner{bases: bases, contract: log, http: &http.Client{Timeout: 12 * time.Second,
+		Transport: v.Transport(&http.Transport{MaxIdleConnsPerHost: 64}, log.report)}}, nil
+}
+
+// contractLog keeps the exchanges that broke the API document.
+type contractLog struct {
+	mu       sync.Mutex
+	count    int
+	examples []string
+}
+
+func (l *contractLog) report(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count++
+	if len(l.examples) < 20 {
+		l.examples = append(l.examples, err.Error())
+	}
+}
+
+// result is the invariant: every answer the partner got matches the document.
+func (l *contractLog) result(requests int) Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := Result{Name: "contract: every answer matches api/openapi.yaml",
+		Counts: fmt.Sprintf("%d answers broke the document; checked: every answer of %d recorded requests, the set-up's and the cron calls'", l.count, requests)}
+	for _, e := range l.examples {
+		r.violate("%s", e)
+	}
+	if l.count > len(l.examples) {
+		r.violate("... and %d more", l.count-len(l.examples))
+	}
+	return r
 }
 
 // base is the gateway the first try of the next request goes to.

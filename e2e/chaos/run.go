@@ -123,7 +123,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	defer pub.Close()
-	partner := newPartner(cluster.GatewayURLs()...)
+	partner, err := newPartner(cluster.GatewayURLs()...)
+	if err != nil {
+		return rep, err
+	}
 	tenants, err := setupTenants(ctx, partner, cluster.AdminToken(), cfg.Companies, cfg.Merchants, cfg.WithWebhooks, receiver)
 	if err != nil {
 		return rep, fmt.Errorf("setting up the companies: %w", err)
@@ -194,6 +197,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Checks != nil {
 		rep.Results = append(rep.Results, cfg.Checks(ctx, sc)...)
 	}
+	rep.Results = append(rep.Results, partner.contract.result(rep.Requests))
 	rep.Crashes = cluster.Crashes()
 	if injErr != nil {
 		rep.Results = append(rep.Results, Result{Name: "fault injection", Violations: []string{injErr.Error()}})

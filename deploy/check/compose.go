@@ -1,0 +1,131 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/payplat/platform/services/devstack"
+)
+
+// Compose checks docker-compose.yml at path: compose-go loads it (the Compose specification's
+// schema refuses unknown and misspelled keys); it runs the five services, PostgreSQL, NATS and
+// the cron caller; each service is given only variables its configuration reads, listens where
+// its ports and health check say, and has the single-server sizes of the dev stack
+// (devstack.Single); NATS is a version the services accept and its configuration parses with
+// nats-server's parser.
+func Compose(ctx context.Context, path string) error {
+	opts, err := cli.NewProjectOptions([]string{path}, cli.WithName("payplat"),
+		cli.WithWorkingDirectory(filepath.Dir(path)), cli.WithEnv(nil))
+	if err != nil {
+		return err
+	}
+	project, err := opts.LoadProject(ctx)
+	if err != nil {
+		return fmt.Errorf("compose: %w", err)
+	}
+	var p problems
+	want := append([]string{"postgres", "nats", "cron"}, Services...)
+	for _, name := range want {
+		if _, ok := project.Services[name]; !ok {
+			p.addf("compose: service %s is missing", name)
+		}
+	}
+	for name := range project.Services {
+		if !slices.Contains(want, name) {
+			p.addf("compose: service %s is not one the check knows (add it to the check)", name)
+		}
+	}
+	gatewayPort := 0
+	for _, name := range Services {
+		s, ok := project.Services[name]
+		if !ok {
+			continue
+		}
+		n := checkComposeService(&p, name, s)
+		if name == "gateway" {
+			gatewayPort = n
+		}
+	}
+	if cron, ok := project.Services["cron"]; ok && gatewayPort != 0 {
+		url := fmt.Sprintf("http://gateway:%d/api/v1/cron/webhooks/retry", gatewayPort)
+		if !strings.Contains(strings.Join(cron.Command, " "), url) {
+			p.addf("compose: the cron service does not call %s", url)
+		}
+	}
+	checkComposeNATS(&p, project)
+	return p.err()
+}
+
+// checkComposeService checks one service and returns the port its API listens on (gateway).
+func checkComposeService(p *problems, name string, s types.ServiceConfig) int {
+	env := map[string]string{}
+	var names []string
+	for k, v := range s.Environment {
+		names = append(names, k)
+		if v != nil {
+			env[k] = *v
+		}
+	}
+	unknown, err := unknownNames(name, names)
+	p.add(err)
+	for _, n := range unknown {
+		p.addf("compose: service %s sets %s, which the %s service does not read", name, n, name)
+	}
+	if got, want := env["STREAM_REPLICAS"], strconv.Itoa(devstack.Single.StreamReplicas()); got != want {
+		p.addf("compose: service %s has STREAM_REPLICAS %q; one NATS server holds %s replica", name, got, want)
+	}
+	apiPort := 0
+	if a := env["GATEWAY_ADDR"]; a != "" {
+		n, err := port(a)
+		p.add(err)
+		apiPort = n
+		if !slices.ContainsFunc(s.Ports, func(sp types.ServicePortConfig) bool { return int(sp.Target) == n }) {
+			p.addf("compose: service %s listens on %d (GATEWAY_ADDR) but publishes no such port", name, n)
+		}
+	}
+	health := apiPort
+	if a := env["HEALTH_ADDR"]; a != "" {
+		n, err := port(a)
+		p.add(err)
+		health = n
+	}
+	if s.HealthCheck == nil {
+		p.addf("compose: service %s has no health check", name)
+	} else if url := fmt.Sprintf("http://127.0.0.1:%d/readyz", health); !slices.Contains(s.HealthCheck.Test, url) {
+		p.addf("compose: service %s health check %v does not ask %s", name, s.HealthCheck.Test, url)
+	}
+	return apiPort
+}
+
+// checkComposeNATS: the image is recent enough and the configuration parses.
+func checkComposeNATS(p *problems, project *types.Project) {
+	s, ok := project.Services["nats"]
+	if !ok {
+		return
+	}
+	if ok, err := imageVersionAtLeast(s.Image, MinNATSVersion); err != nil || !ok {
+		p.addf("compose: nats image %s: the services need nats-server %s or later (%v)", s.Image, MinNATSVersion, err)
+	}
+	for _, ref := range s.Configs {
+		cfg, ok := project.Configs[ref.Source]
+		if !ok {
+			p.addf("compose: nats uses config %s, which is not defined", ref.Source)
+			continue
+		}
+		opts, err := ParseNATSConfig(cfg.Content, nil)
+		if err != nil {
+			p.addf("compose: config %s: %v", ref.Source, err)
+			continue
+		}
+		if !opts.JetStream {
+			p.addf("compose: config %s does not enable JetStream", ref.Source)
+		}
+	}
+}

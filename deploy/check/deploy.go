@@ -1,0 +1,280 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/payplat/platform/services/devstack"
+)
+
+// Kustomizations are the directories of deploy/ applied with `kubectl apply -k`.
+var Kustomizations = []string{"postgres", "nats", "app"}
+
+// Deploy checks the Kubernetes manifests under root (the repository's deploy/): each
+// kustomization renders and every object decodes strictly into its type; the NATS cluster's
+// configuration parses with nats-server's parser and agrees with its StatefulSet; each
+// service's Deployment gives it only variables its configuration reads, on ports that agree
+// with its listen addresses; and the sizes are those of the cluster dev stack
+// (devstack.Cluster: NATS nodes, replicas of each service, stream replicas).
+func Deploy(root string) error {
+	var p problems
+	all := map[string][]Object{}
+	for _, k := range Kustomizations {
+		objs, err := Render(filepath.Join(root, k))
+		p.add(err)
+		all[k] = objs
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "namespace.yaml"))
+	p.add(err)
+	if err == nil {
+		_, err := Decode(raw)
+		p.add(err)
+	}
+	checkNATS(&p, all["nats"])
+	checkApp(&p, all["app"], all["nats"], all["postgres"])
+	return p.err()
+}
+
+// checkNATS: three nodes as in the dev stack, each routing to all, ports as the pods declare
+// them, JetStream on, a version the services accept.
+func checkNATS(p *problems, objs []Object) {
+	sts := Find[appsv1.StatefulSet](objs, "StatefulSet", "nats")
+	cm := Find[corev1.ConfigMap](objs, "ConfigMap", "nats-config")
+	if sts == nil || cm == nil {
+		p.addf("nats: StatefulSet/nats and ConfigMap/nats-config are missing")
+		return
+	}
+	nodes := int(ptrOr(sts.Spec.Replicas, 1))
+	if nodes != devstack.Cluster.NATSNodes {
+		p.addf("nats: StatefulSet/nats has %d replicas, the cluster dev stack %d NATS nodes", nodes, devstack.Cluster.NATSNodes)
+	}
+	c := container(sts.Spec.Template.Spec, "nats")
+	if c == nil {
+		p.addf("nats: StatefulSet/nats has no container named nats")
+		return
+	}
+	if ok, err := imageVersionAtLeast(c.Image, MinNATSVersion); err != nil || !ok {
+		p.addf("nats: image %s: the services need nats-server %s or later (%v)", c.Image, MinNATSVersion, err)
+	}
+	opts, err := ParseNATSConfig(cm.Data["nats.conf"], map[string]string{"POD_NAME": sts.Name + "-0"})
+	if err != nil {
+		p.addf("nats: ConfigMap/nats-config nats.conf: %v", err)
+		return
+	}
+	if !opts.JetStream {
+		p.addf("nats: nats.conf does not enable JetStream")
+	}
+	if opts.ServerName != sts.Name+"-0" {
+		p.addf("nats: server_name is %q, want the pod's name ($POD_NAME): JetStream clustering needs one name per node", opts.ServerName)
+	}
+	var routes []string
+	for _, u := range opts.Routes {
+		routes = append(routes, u.Host)
+	}
+	for i := range nodes {
+		want := fmt.Sprintf("%s-%d.%s:%d", sts.Name, i, sts.Spec.ServiceName, opts.Cluster.Port)
+		if !slices.Contains(routes, want) {
+			p.addf("nats: nats.conf routes %v lack %s (one route per node of the StatefulSet)", routes, want)
+		}
+	}
+	for name, want := range map[string]int{"client": opts.Port, "cluster": opts.Cluster.Port, "monitor": opts.HTTPPort} {
+		if got := containerPort(c, name); got != want {
+			p.addf("nats: container port %q is %d, nats.conf says %d", name, got, want)
+		}
+	}
+}
+
+// checkApp checks the services' Deployments and their shared ConfigMap.
+func checkApp(p *problems, objs, natsObjs, pgObjs []Object) {
+	cm := Find[corev1.ConfigMap](objs, "ConfigMap", "payplat-config")
+	if cm == nil {
+		p.addf("app: ConfigMap/payplat-config is missing")
+		return
+	}
+	if got, want := cm.Data["STREAM_REPLICAS"], strconv.Itoa(devstack.Cluster.StreamReplicas()); got != want {
+		p.addf("app: STREAM_REPLICAS is %q, the cluster dev stack's streams have %s replicas", got, want)
+	}
+	checkNATSURL(p, cm.Data["NATS_URL"], natsObjs)
+	readers := map[string][]string{} // ConfigMap key -> services that read it
+	for _, name := range Services {
+		d := Find[appsv1.Deployment](objs, "Deployment", name)
+		if d == nil {
+			p.addf("app: Deployment/%s is missing", name)
+			continue
+		}
+		checkDeployment(p, d, cm, pgObjs)
+		checkPDB(p, d, objs)
+		known, err := EnvNames(name)
+		p.add(err)
+		for k := range cm.Data {
+			if known[k] {
+				readers[k] = append(readers[k], name)
+			}
+		}
+	}
+	for k := range cm.Data {
+		if len(readers[k]) == 0 {
+			p.addf("app: ConfigMap/payplat-config sets %s, which no service reads", k)
+		}
+	}
+}
+
+func checkDeployment(p *problems, d *appsv1.Deployment, cm *corev1.ConfigMap, pgObjs []Object) {
+	name := d.Name
+	if got := int(ptrOr(d.Spec.Replicas, 1)); got != devstack.Cluster.Replicas {
+		p.addf("app: Deployment/%s has %d replicas, the cluster dev stack runs %d of each service", name, got, devstack.Cluster.Replicas)
+	}
+	c := container(d.Spec.Template.Spec, name)
+	if c == nil {
+		p.addf("app: Deployment/%s has no container named %s", name, name)
+		return
+	}
+	if want := "payplat/" + name; !strings.HasPrefix(c.Image, want) {
+		p.addf("app: Deployment/%s runs image %s, want %s", name, c.Image, want)
+	}
+	env := map[string]string{}
+	for _, from := range c.EnvFrom {
+		if from.ConfigMapRef != nil && from.ConfigMapRef.Name == cm.Name {
+			for k, v := range cm.Data {
+				env[k] = v
+			}
+		}
+	}
+	var names []string
+	for _, e := range c.Env {
+		names = append(names, e.Name)
+		env[e.Name] = e.Value
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.Name == "DATABASE_URL" {
+			checkDatabaseSecret(p, name, e.ValueFrom.SecretKeyRef, pgObjs)
+		}
+	}
+	unknown, err := unknownNames(name, names)
+	p.add(err)
+	for _, n := range unknown {
+		p.addf("app: Deployment/%s sets %s, which the %s service does not read (misspelled, or left from an older version?)", name, n, name)
+	}
+	checkListeners(p, d, c, env)
+	if grace, shutdown := ptrOr(d.Spec.Template.Spec.TerminationGracePeriodSeconds, 30), env["SHUTDOWN_TIMEOUT"]; shutdown != "" {
+		if s, err := time.ParseDuration(shutdown); err != nil || time.Duration(grace)*time.Second <= s {
+			p.addf("app: Deployment/%s: terminationGracePeriodSeconds %d must exceed SHUTDOWN_TIMEOUT %s", name, grace, shutdown)
+		}
+	}
+}
+
+// checkListeners: the ports the service listens on (HEALTH_ADDR, the gateway's GATEWAY_ADDR)
+// are its container's ports, and its probes and metrics annotation point at them.
+func checkListeners(p *problems, d *appsv1.Deployment, c *corev1.Container, env map[string]string) {
+	listening := map[int]bool{}
+	for _, k := range []string{"HEALTH_ADDR", "GATEWAY_ADDR"} {
+		addr := env[k]
+		if addr == "" {
+			continue
+		}
+		n, err := port(addr)
+		if err != nil {
+			p.addf("app: Deployment/%s %s: %v", d.Name, k, err)
+			continue
+		}
+		listening[n] = true
+		if !slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return int(cp.ContainerPort) == n }) {
+			p.addf("app: Deployment/%s listens on %d (%s=%s) but declares no such container port", d.Name, n, k, addr)
+		}
+	}
+	if len(listening) == 0 {
+		p.addf("app: Deployment/%s sets neither HEALTH_ADDR nor GATEWAY_ADDR: its probes cannot reach the default loopback listener", d.Name)
+	}
+	for what, pr := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if pr == nil || pr.HTTPGet == nil {
+			p.addf("app: Deployment/%s has no HTTP %s probe", d.Name, what)
+			continue
+		}
+		if n := resolvePort(c, pr.HTTPGet.Port); !listening[n] {
+			p.addf("app: Deployment/%s %s probe port %s is not a port the service listens on", d.Name, what, pr.HTTPGet.Port.String())
+		}
+	}
+	if a := d.Spec.Template.Annotations["prometheus.io/port"]; a != "" {
+		if n, err := strconv.Atoi(a); err != nil || !listening[n] {
+			p.addf("app: Deployment/%s prometheus.io/port %s is not a port the service listens on", d.Name, a)
+		}
+	}
+}
+
+// checkDatabaseSecret: DATABASE_URL comes from the Secret CloudNativePG creates for the
+// cluster's application user (<cluster>-app, key uri).
+func checkDatabaseSecret(p *problems, service string, ref *corev1.SecretKeySelector, pgObjs []Object) {
+	for _, o := range pgObjs {
+		if c, ok := o.Value.(*CNPGCluster); ok && ref.Name == c.Name+"-app" && ref.Key == "uri" {
+			return
+		}
+	}
+	p.addf("app: Deployment/%s takes DATABASE_URL from secret %s key %s, which no CloudNativePG Cluster of deploy/postgres creates", service, ref.Name, ref.Key)
+}
+
+// checkPDB: each service has a disruption budget that lets a node drain proceed.
+func checkPDB(p *problems, d *appsv1.Deployment, objs []Object) {
+	pdb := Find[policyv1.PodDisruptionBudget](objs, "PodDisruptionBudget", d.Name)
+	if pdb == nil {
+		p.addf("app: Deployment/%s has no PodDisruptionBudget", d.Name)
+		return
+	}
+	if pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() >= int(ptrOr(d.Spec.Replicas, 1)) {
+		p.addf("app: PodDisruptionBudget/%s minAvailable %s blocks every voluntary eviction of its %d replicas", d.Name, pdb.Spec.MinAvailable.String(), ptrOr(d.Spec.Replicas, 1))
+	}
+}
+
+// checkNATSURL: the services' NATS_URL names the NATS client Service and its port.
+func checkNATSURL(p *problems, url string, natsObjs []Object) {
+	host, portStr, ok := strings.Cut(strings.TrimPrefix(url, "nats://"), ":")
+	svc := Find[corev1.Service](natsObjs, "Service", host)
+	if !ok || svc == nil {
+		p.addf("app: NATS_URL %q does not name a Service of deploy/nats", url)
+		return
+	}
+	n, _ := strconv.Atoi(portStr)
+	if !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return int(sp.Port) == n }) {
+		p.addf("app: NATS_URL %q: Service/%s has no port %d", url, host, n)
+	}
+}
+
+func container(spec corev1.PodSpec, name string) *corev1.Container {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == name {
+			return &spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+func containerPort(c *corev1.Container, name string) int {
+	for _, cp := range c.Ports {
+		if cp.Name == name {
+			return int(cp.ContainerPort)
+		}
+	}
+	return 0
+}
+
+// resolvePort is the number a probe's port (a number or a container port's name) stands for.
+func resolvePort(c *corev1.Container, port intstr.IntOrString) int {
+	if port.Type == intstr.Int {
+		return port.IntValue()
+	}
+	return containerPort(c, port.StrVal)
+}
+
+func ptrOr[T any](v *T, def T) T {
+	if v == nil {
+		return def
+	}
+	return *v
+}
