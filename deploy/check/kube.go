@@ -10,9 +10,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,19 +29,19 @@ func (o Object) ID() string { return o.Kind + "/" + o.Name }
 // kinds are the types the manifests may use, by apiVersion and kind. An object of any other
 // type is refused: adding one means adding its Go type here, so that it is checked too.
 var kinds = map[string]func() any{
-	"v1/ConfigMap":                      func() any { return &corev1.ConfigMap{} },
-	"v1/Secret":                         func() any { return &corev1.Secret{} },
-	"v1/Service":                        func() any { return &corev1.Service{} },
-	"v1/ServiceAccount":                 func() any { return &corev1.ServiceAccount{} },
-	"v1/Namespace":                      func() any { return &corev1.Namespace{} },
-	"apps/v1/Deployment":                func() any { return &appsv1.Deployment{} },
-	"apps/v1/StatefulSet":               func() any { return &appsv1.StatefulSet{} },
-	"batch/v1/CronJob":                  func() any { return &batchv1.CronJob{} },
-	"batch/v1/Job":                      func() any { return &batchv1.Job{} },
-	"policy/v1/PodDisruptionBudget":     func() any { return &policyv1.PodDisruptionBudget{} },
+	"v1/ConfigMap":                       func() any { return &corev1.ConfigMap{} },
+	"v1/Secret":                          func() any { return &corev1.Secret{} },
+	"v1/Service":                         func() any { return &corev1.Service{} },
+	"v1/ServiceAccount":                  func() any { return &corev1.ServiceAccount{} },
+	"v1/Namespace":                       func() any { return &corev1.Namespace{} },
+	"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
+	"apps/v1/StatefulSet":                func() any { return &appsv1.StatefulSet{} },
+	"batch/v1/CronJob":                   func() any { return &batchv1.CronJob{} },
+	"batch/v1/Job":                       func() any { return &batchv1.Job{} },
+	"policy/v1/PodDisruptionBudget":      func() any { return &policyv1.PodDisruptionBudget{} },
 	"networking.k8s.io/v1/NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
-	"rbac.authorization.k8s.io/v1/Role": func() any { return &rbacv1.Role{} },
-	"postgresql.cnpg.io/v1/Cluster":     func() any { return &CNPGCluster{} },
+	"rbac.authorization.k8s.io/v1/Role":  func() any { return &rbacv1.Role{} },
+	"postgresql.cnpg.io/v1/Cluster":      func() any { return &CNPGCluster{} },
 }
 
 // Render builds the kustomization in dir with the kustomize Go API (what `kubectl apply -k`
