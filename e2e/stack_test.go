@@ -107,11 +107,19 @@ type stack struct {
 	out   *syncBuffer
 	nc    *nats.Conn
 	js    jetstream.JetStream
+	// stop stops the platform before the test ends (it stops at the end anyway).
+	stop func()
 }
 
 // newStack starts the platform on a fresh database and JetStream server, with extra
 // environment for the services, and stops it when the test ends.
 func newStack(t testing.TB, extraEnv ...string) *stack {
+	t.Helper()
+	return newStackOf(t, 1, extraEnv...)
+}
+
+// newStackOf is newStack with replicas processes of every service (on one NATS server).
+func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t)
 	natsURL := startNATS(t)
@@ -119,7 +127,9 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testkit.FreePorts(t, 5)
+	cfg.Replicas = replicas
+	// Replica r listens 10r above the first one's ports (devstack.Config.GatewayAddrOf).
+	base := testkit.FreePorts(t, 10*(replicas-1)+5)
 	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
 	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)
@@ -133,16 +143,20 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	stopped := make(chan struct{})
 	go func() { runErr = devstack.Run(ctx, cfg, s.out); close(stopped) }()
 	started := false
-	t.Cleanup(func() {
-		cancel()
-		<-stopped
-		if started && runErr != nil {
-			t.Errorf("stack stopped with an error: %v", runErr)
-		}
-		if t.Failed() {
-			t.Logf("stack output:\n%s", s.out.String())
-		}
-	})
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			cancel()
+			<-stopped
+			if started && runErr != nil {
+				t.Errorf("stack stopped with an error: %v", runErr)
+			}
+			if t.Failed() {
+				t.Logf("stack output:\n%s", s.out.String())
+			}
+		})
+	}
+	t.Cleanup(s.stop)
 	credsPath := filepath.Join(cfg.DataDir, devstack.CredentialsFile)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {

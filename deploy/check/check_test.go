@@ -21,7 +21,7 @@ func TestDeployManifests(t *testing.T) {
 
 // TestComposeFile: docker-compose.yml loads and agrees with the code and the dev stack.
 func TestComposeFile(t *testing.T) {
-	if err := Compose(context.Background(), filepath.Join(root, "docker-compose.yml")); err != nil {
+	if err := Compose(context.Background(), filepath.Join(root, "docker-compose.yml"), filepath.Join(root, "deploy")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -68,6 +68,9 @@ func TestBrokenFilesFail(t *testing.T) {
 		{"misspelled compose key", "docker-compose.yml", "    healthcheck:\n      test: [\"CMD\", \"pg_isready\"", "    helthcheck:\n      test: [\"CMD\", \"pg_isready\"", "helthcheck"},
 		{"compose variable a service does not read", "docker-compose.yml", "      WEBHOOK_TIMEOUT: ${WEBHOOK_TIMEOUT", "      WEBHOOK_TIMEOUTS: ${WEBHOOK_TIMEOUT", "WEBHOOK_TIMEOUTS"},
 		{"compose stream replicas", "docker-compose.yml", `STREAM_REPLICAS: "1"`, `STREAM_REPLICAS: "3"`, "STREAM_REPLICAS"},
+		{"compose without a secret the Deployment has", "docker-compose.yml", "      WEBHOOK_SECRET_KEY: ${", "      # WEBHOOK_SECRET_KEY: ${", "lacks WEBHOOK_SECRET_KEY"},
+		{"liveness probe on the wrong path", "deploy/app/pool.yaml", "path: /healthz\n              port: health\n            periodSeconds: 20", "path: /readyz\n              port: health\n            periodSeconds: 20", "liveness probe asks /readyz"},
+		{"cron calling another path", "deploy/app/cronjob.yaml", "http://gateway/api/v1/cron/webhooks/retry", "http://gateway/api/v1/cron/webhook/retry", "does not call http://gateway/api/v1/cron/webhooks/retry"},
 		{"compose nats-server option", "docker-compose.yml", "      max_payload: 8388608", "      max_paylod: 8388608", "max_paylod"},
 	}
 	for _, c := range cases {
@@ -85,7 +88,7 @@ func TestBrokenFilesFail(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = Deploy(filepath.Join(dir, "deploy"))
-			if cerr := Compose(context.Background(), filepath.Join(dir, "docker-compose.yml")); cerr != nil {
+			if cerr := Compose(context.Background(), filepath.Join(dir, "docker-compose.yml"), filepath.Join(dir, "deploy")); cerr != nil {
 				err = joinErrors([]error{err, cerr})
 			}
 			if err == nil {
@@ -119,8 +122,10 @@ func copyFiles(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(filepath.Join(root, "docker-compose.yml"), filepath.Join(dir, "docker-compose.yml")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"docker-compose.yml", "Dockerfile"} {
+		if err := copyFile(filepath.Join(root, f), filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }

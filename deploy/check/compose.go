@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,7 +21,10 @@ import (
 // its ports and health check say, and has the single-server sizes of the dev stack
 // (devstack.Single); NATS is a version the services accept and its configuration parses with
 // nats-server's parser.
-func Compose(ctx context.Context, path string) error {
+//
+// deployDir, when not empty, is the deploy/ directory whose Deployments' secrets each compose
+// service must be given too (a secret added to one and not the other fails).
+func Compose(ctx context.Context, path, deployDir string) error {
 	opts, err := cli.NewProjectOptions([]string{path}, cli.WithName("payplat"),
 		cli.WithWorkingDirectory(filepath.Dir(path)), cli.WithEnv(nil))
 	if err != nil {
@@ -42,11 +46,32 @@ func Compose(ctx context.Context, path string) error {
 			p.addf("compose: service %s is not one the check knows (add it to the check)", name)
 		}
 	}
+	var app []Object
+	if deployDir != "" {
+		app, _ = Render(filepath.Join(deployDir, "app")) // Deploy reports its errors
+	}
+	dockerfile, err := os.ReadFile(filepath.Join(filepath.Dir(path), "Dockerfile"))
+	p.add(err)
 	gatewayPort := 0
 	for _, name := range Services {
 		s, ok := project.Services[name]
 		if !ok {
 			continue
+		}
+		if s.Build == nil || s.Build.Args["SERVICE"] == nil || *s.Build.Args["SERVICE"] != name {
+			p.addf("compose: service %s is not built from the Dockerfile with SERVICE=%s", name, name)
+		}
+		if !strings.Contains(string(dockerfile), "./services/"+name+"/cmd/"+name) {
+			p.addf("compose: the Dockerfile does not build ./services/%s/cmd/%s", name, name)
+		}
+		if !strings.HasPrefix(valueOf(s.Environment, "NATS_URL"), "nats://nats:4222") ||
+			!strings.Contains(valueOf(s.Environment, "DATABASE_URL"), "@postgres:5432/") {
+			p.addf("compose: service %s is not wired to the postgres and nats services", name)
+		}
+		for _, secret := range SecretNames(app, name) {
+			if secret != "DATABASE_URL" && valueOf(s.Environment, secret) == "" {
+				p.addf("compose: service %s lacks %s, which its Deployment takes from a Secret", name, secret)
+			}
 		}
 		n := checkComposeService(&p, name, s)
 		if name == "gateway" {
@@ -54,13 +79,20 @@ func Compose(ctx context.Context, path string) error {
 		}
 	}
 	if cron, ok := project.Services["cron"]; ok && gatewayPort != 0 {
-		url := fmt.Sprintf("http://gateway:%d/api/v1/cron/webhooks/retry", gatewayPort)
+		url := fmt.Sprintf("http://gateway:%d%s", gatewayPort, CronPath)
 		if !strings.Contains(strings.Join(cron.Command, " "), url) {
 			p.addf("compose: the cron service does not call %s", url)
 		}
 	}
 	checkComposeNATS(&p, project)
 	return p.err()
+}
+
+func valueOf(env types.MappingWithEquals, name string) string {
+	if v := env[name]; v != nil {
+		return *v
+	}
+	return ""
 }
 
 // checkComposeService checks one service and returns the port its API listens on (gateway).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -122,6 +123,7 @@ func checkApp(p *problems, objs, natsObjs, pgObjs []Object) {
 			}
 		}
 	}
+	checkCronJob(p, objs)
 	for k := range cm.Data {
 		if len(readers[k]) == 0 {
 			p.addf("app: ConfigMap/payplat-config sets %s, which no service reads", k)
@@ -164,6 +166,15 @@ func checkDeployment(p *problems, d *appsv1.Deployment, cm *corev1.ConfigMap, pg
 		p.addf("app: Deployment/%s sets %s, which the %s service does not read (misspelled, or left from an older version?)", name, n, name)
 	}
 	checkListeners(p, d, c, env)
+	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+		p.addf("app: Deployment/%s readiness probe asks %s, not /readyz", name, c.ReadinessProbe.HTTPGet.Path)
+	}
+	if c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		p.addf("app: Deployment/%s liveness probe asks %s, not /healthz", name, c.LivenessProbe.HTTPGet.Path)
+	}
+	if len(c.Resources.Requests) == 0 {
+		p.addf("app: Deployment/%s requests no resources", name)
+	}
 	if grace, shutdown := ptrOr(d.Spec.Template.Spec.TerminationGracePeriodSeconds, 30), env["SHUTDOWN_TIMEOUT"]; shutdown != "" {
 		if s, err := time.ParseDuration(shutdown); err != nil || time.Duration(grace)*time.Second <= s {
 			p.addf("app: Deployment/%s: terminationGracePeriodSeconds %d must exceed SHUTDOWN_TIMEOUT %s", name, grace, shutdown)
@@ -207,6 +218,47 @@ func checkListeners(p *problems, d *appsv1.Deployment, c *corev1.Container, env 
 			p.addf("app: Deployment/%s prometheus.io/port %s is not a port the service listens on", d.Name, a)
 		}
 	}
+}
+
+// checkCronJob: the webhook retry CronJob calls the cron route through the gateway's Service.
+func checkCronJob(p *problems, objs []Object) {
+	cj := Find[batchv1.CronJob](objs, "CronJob", "webhook-retry")
+	gw := Find[corev1.Service](objs, "Service", "gateway")
+	if cj == nil || gw == nil || len(gw.Spec.Ports) == 0 {
+		p.addf("app: CronJob/webhook-retry and Service/gateway (with a port) are required")
+		return
+	}
+	host := "gateway"
+	if port := gw.Spec.Ports[0].Port; port != 80 {
+		host = fmt.Sprintf("gateway:%d", port)
+	}
+	url := "http://" + host + CronPath
+	for _, c := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers {
+		if slices.Contains(append(c.Command, c.Args...), url) {
+			return
+		}
+	}
+	p.addf("app: CronJob/webhook-retry does not call %s", url)
+}
+
+// CronPath is the gateway's cron route (SPEC §8).
+const CronPath = "/api/v1/cron/webhooks/retry"
+
+// SecretNames lists the variables the Deployment of service takes from Secrets.
+func SecretNames(objs []Object, service string) []string {
+	d := Find[appsv1.Deployment](objs, "Deployment", service)
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				out = append(out, e.Name)
+			}
+		}
+	}
+	return out
 }
 
 // checkDatabaseSecret: DATABASE_URL comes from the Secret CloudNativePG creates for the

@@ -39,6 +39,10 @@ type Config struct {
 	// replicas of every service (health ports 10 above the first replica's, gateway on
 	// GATEWAY_ADDR and the port 10 above).
 	Cluster bool `env:"DEV_CLUSTER"`
+	// Replicas, when above 0, is the number of processes of each service whatever the NATS
+	// shape (DEV_REPLICAS): 2 on one NATS server measures what a second replica of every
+	// consumer costs or gains (docs/BENCHMARKS.md).
+	Replicas int `env:"DEV_REPLICAS"`
 	// HealthPortBase is the health listener port of the first non-gateway service; the others
 	// follow in the order of Services (DEV_HEALTH_PORT_BASE, default 8081: merchant 8081,
 	// pool 8082, payment-projection 8083, webhook-dispatcher 8084).

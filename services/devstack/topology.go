@@ -151,10 +151,15 @@ func (c Config) NATSNodeConfig(i, n int, storeDir string) string {
 	return b.String()
 }
 
-// Topology is the stack's shape: Cluster when DEV_CLUSTER is set, else Single.
+// Topology is the stack's shape: Cluster when DEV_CLUSTER is set, else Single; DEV_REPLICAS
+// overrides the number of processes of each service.
 func (c Config) Topology() Topology {
+	t := Single
 	if c.Cluster {
-		return Cluster
+		t = Cluster
 	}
-	return Single
+	if c.Replicas > 0 {
+		t.Replicas = c.Replicas
+	}
+	return t
 }
