@@ -99,6 +99,8 @@ func (c *PoolCommands) call(ctx context.Context, subject string, req, out any) e
 			return domain.Invalid(e.Field, e.Message)
 		case "TEST_MODE_ONLY":
 			return domain.ErrPoolTestModeOnly
+		case "UNAVAILABLE":
+			return fmt.Errorf("pool command %s: %w: %s", subject, domain.ErrPoolServiceUnavailable, e.Message)
 		default:
 			return fmt.Errorf("pool command %s failed: %s %s", subject, code, msg.Header.Get("Nats-Service-Error"))
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,35 +70,72 @@ const (
 	CodeValidation   = "VALIDATION_ERROR"
 	CodeTestModeOnly = "TEST_MODE_ONLY"
 	CodeInternal     = "INTERNAL"
+	// CodeUnavailable: the command did not finish within CommandTimeout (the pool's lock held
+	// by a long batch, the database slow); nothing was recorded, and a retry is safe.
+	CodeUnavailable = "UNAVAILABLE"
 )
+
+// CommandTimeout bounds one command, below the gateway's wait for the reply (10 s) so that the
+// caller gets the pool's answer rather than a timeout of its own.
+const CommandTimeout = 8 * time.Second
 
 // Commands serves the pool's commands.
 type Commands struct {
 	repo *adapters.Repository
 	log  *slog.Logger
+	nc   *nats.Conn
+	svc  micro.Service
+	// inflight is read-locked by each command being handled; Stop write-locks it to wait for
+	// them to finish.
+	inflight sync.RWMutex
 }
 
-// StartCommands registers the micro service "pool" with its endpoints on nc; stop it with the
-// returned service (closing nc stops it too).
-func StartCommands(ctx context.Context, nc *nats.Conn, repo *adapters.Repository, log *slog.Logger) (micro.Service, error) {
-	c := &Commands{repo: repo, log: log}
+// StartCommands registers the micro service "pool" with its endpoints on nc; stop it with Stop
+// (closing nc stops it too).
+func StartCommands(ctx context.Context, nc *nats.Conn, repo *adapters.Repository, log *slog.Logger) (*Commands, error) {
+	c := &Commands{repo: repo, log: log, nc: nc}
 	svc, err := micro.AddService(nc, micro.Config{Name: "pool", Version: "1.0.0", QueueGroup: "pool",
 		Description: "treasury pool commands"})
 	if err != nil {
 		return nil, fmt.Errorf("adding micro service: %w", err)
 	}
+	c.svc = svc
 	g := svc.AddGroup("svc.pool")
-	if err := g.AddEndpoint("update_settings", micro.ContextHandler(ctx, c.updateSettings),
+	// A command runs to its end even when the service is stopping: its context is not the
+	// service's, which a SIGTERM cancels (a rolling restart would fail the commands in flight
+	// with 500), but one bounded by CommandTimeout; Stop waits for it.
+	ctx = context.WithoutCancel(ctx)
+	if err := g.AddEndpoint("update_settings", micro.ContextHandler(ctx, c.bounded(c.updateSettings)),
 		micro.WithEndpointSubject("settings.update")); err != nil {
 		_ = svc.Stop()
 		return nil, err
 	}
-	if err := g.AddEndpoint("simulate_deposit", micro.ContextHandler(ctx, c.simulateDeposit),
+	if err := g.AddEndpoint("simulate_deposit", micro.ContextHandler(ctx, c.bounded(c.simulateDeposit)),
 		micro.WithEndpointSubject("deposits.simulate")); err != nil {
 		_ = svc.Stop()
 		return nil, err
 	}
-	return svc, nil
+	return c, nil
+}
+
+// Stop stops taking commands, lets those in flight finish (each within CommandTimeout) and
+// flushes their replies.
+func (c *Commands) Stop() error {
+	err := c.svc.Stop()
+	c.inflight.Lock()
+	defer c.inflight.Unlock()
+	return errors.Join(err, c.nc.Flush())
+}
+
+// bounded gives each command CommandTimeout and counts it in flight.
+func (c *Commands) bounded(h func(context.Context, micro.Request)) func(context.Context, micro.Request) {
+	return func(ctx context.Context, req micro.Request) {
+		c.inflight.RLock()
+		defer c.inflight.RUnlock()
+		ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
+		defer cancel()
+		h(ctx, req)
+	}
 }
 
 func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
@@ -242,6 +280,9 @@ func (c *Commands) fail(req micro.Request, err error) {
 		status, body = "400", CommandError{Code: CodeValidation, Message: err.Error()}
 	case errors.Is(err, domain.ErrTestModeOnly):
 		status, body = "403", CommandError{Code: CodeTestModeOnly, Message: "only available with test keys"}
+	case errors.Is(err, context.DeadlineExceeded):
+		c.log.Warn("pool command timed out", "subject", req.Subject(), "timeout", CommandTimeout, "err", err)
+		status, body = "503", CommandError{Code: CodeUnavailable, Message: "the pool did not answer in time; retry"}
 	default:
 		c.log.Error("pool command failed", "subject", req.Subject(), "err", err)
 		status, body = "500", CommandError{Code: CodeInternal, Message: "internal error"}
