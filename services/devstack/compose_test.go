@@ -109,8 +109,13 @@ func TestComposeFile(t *testing.T) {
 	if c.Services[Gateway].Environment["ADMIN_TOKEN"] == "" || c.Services[Gateway].Environment["CRON_SECRET"] == "" {
 		t.Error("gateway: no ADMIN_TOKEN or CRON_SECRET")
 	}
-	if c.Services["merchant"].Environment["WALLET_MASTER_SEED"] == "" {
-		t.Error("merchant: no WALLET_MASTER_SEED")
+	if c.Services["merchant"].Environment["WALLET_XPUB_LIVE"] == "" || c.Services["merchant"].Environment["WALLET_XPUB_TEST"] == "" {
+		t.Error("merchant: no WALLET_XPUB_LIVE or WALLET_XPUB_TEST")
+	}
+	for name, svc := range c.Services {
+		if _, ok := svc.Environment["WALLET_MASTER_SEED"]; ok {
+			t.Errorf("%s: given WALLET_MASTER_SEED", name)
+		}
 	}
 	if c.Services["webhook-dispatcher"].Environment["WEBHOOK_SECRET_KEY"] == "" {
 		t.Error("webhook-dispatcher: no WEBHOOK_SECRET_KEY")
@@ -270,6 +275,33 @@ func TestDeployManifests(t *testing.T) {
 		if !slices.Contains(kinds["Deployment"], name) {
 			t.Errorf("deploy/ has no Deployment %s", name)
 		}
+	}
+}
+
+// The merchant Deployment is given the wallet account xpubs, and nothing under deploy/ hands
+// any service the wallet seed.
+func TestDeployGivesNoServiceTheWalletSeed(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(repoRoot, "deploy")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml"}, filepath.Ext(path)) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		text := string(data)
+		if strings.Contains(text, "WALLET_MASTER_SEED") || strings.Contains(text, "wallet-master-seed") {
+			t.Errorf("%s hands out the wallet seed", path)
+		}
+		if filepath.Base(path) == "merchant.yaml" && (!strings.Contains(text, "WALLET_XPUB_LIVE") || !strings.Contains(text, "WALLET_XPUB_TEST")) {
+			t.Errorf("%s does not give the merchant service WALLET_XPUB_LIVE and WALLET_XPUB_TEST", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

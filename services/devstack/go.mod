@@ -7,11 +7,13 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/payplat/platform/pkg v0.0.0
+	github.com/payplat/platform/services/merchant v0.0.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -29,3 +31,5 @@ require (
 replace github.com/payplat/platform/pkg => ../../pkg
 
 replace github.com/payplat/platform/proto-events => ../../proto-events
+
+replace github.com/payplat/platform/services/merchant => ../merchant
