@@ -21,6 +21,8 @@ import (
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	sessionkeyv1 "github.com/payplat/platform/proto-events/gen/payplat/session_key/v1"
+	"github.com/payplat/platform/services/devstack"
+	merchantwallet "github.com/payplat/platform/services/merchant/wallet"
 )
 
 func meta(companyID, env string) *commonv1.EventMeta {
@@ -123,6 +125,11 @@ func TestMerchantLifecycleAndLedger(t *testing.T) {
 	wallet, _ := m["wallet_address"].(string)
 	if id == "" || len(wallet) != 42 || m["balance"] != "0.00" || m["environment"] != "test" || m["wallet_user_id"] == "" {
 		t.Fatalf("created merchant: %s", r)
+	}
+	// The merchant service derived it from the test account's xpub alone: the first wallet of a
+	// fresh database is m/44'/60'/1'/0/0.
+	if want := s.walletAddress(t, "test", 0); wallet != want {
+		t.Fatalf("first test wallet %s, the test account's xpub derives %s at index 0", wallet, want)
 	}
 	if r := s.call(http.MethodPost, "/api/v1/management/merchants/create", key,
 		map[string]any{"name": "Other", "email": "SHOP@example.com"}); r.status != http.StatusBadRequest || r.errorCode() != "DUPLICATE_RESOURCE" {
@@ -231,4 +238,28 @@ func TestSessionKeyEventIsDeliveredSigned(t *testing.T) {
 	if r := s.must(s.call(http.MethodGet, "/api/v1/dashboard/webhooks/logs", s.creds.Keys.SKLive, nil), http.StatusOK); len(r.body["logs"].([]any)) != 0 {
 		t.Errorf("live logs: %s", r)
 	}
+}
+
+// walletAddress is the address of index i of an environment's wallet account, from the account
+// xpub the dev stack gave the merchant service.
+func (s *stack) walletAddress(t *testing.T, env string, i uint32) string {
+	t.Helper()
+	secrets, err := devstack.LoadSecrets(s.dataDir, devstack.Secrets{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xpub := map[string]string{"live": secrets.WalletXPubLive, "test": secrets.WalletXPubTest}[env]
+	account, err := merchantwallet.ParseExtendedPublicKey(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := account.Derive(0, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := merchantwallet.Address(k.UncompressedPublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }

@@ -104,9 +104,11 @@ type stack struct {
 	// http checks every exchange against the OpenAPI document (api_test.go).
 	http  *http.Client
 	creds devstack.Credentials
-	out   *syncBuffer
-	nc    *nats.Conn
-	js    jetstream.JetStream
+	// dataDir is the dev stack's DATA_DIR (its dev-secrets.json holds the wallet account keys).
+	dataDir string
+	out     *syncBuffer
+	nc      *nats.Conn
+	js      jetstream.JetStream
 	// stop stops the platform before the test ends (it stops at the end anyway).
 	stop func()
 }
@@ -137,7 +139,7 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	cfg.CronInterval = 0
 	cfg.LogLevel = "warn"
 	cfg.ExtraEnv = extraEnv
-	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &syncBuffer{}}
+	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &syncBuffer{}, dataDir: cfg.DataDir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var runErr error
 	stopped := make(chan struct{})

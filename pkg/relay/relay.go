@@ -24,6 +24,9 @@ type Relay struct {
 
 	cp        Checkpoint
 	lastMsgID string // Nats-Msg-Id of the stream's last message: the next publish expects it
+
+	holder string      // this process in relay_leases
+	lease  *leadership // while leading: the token that fences writes, and whether it still holds
 }
 
 // New returns a relay from store to the JetStream stream cfg.Stream.
@@ -32,15 +35,18 @@ func New(store *eventstore.Store, js jetstream.JetStream, cfg Config) (*Relay, e
 		return nil, errors.New("relay: name and stream are required")
 	}
 	cfg.defaults()
+	if err := cfg.Lease.check(); err != nil {
+		return nil, err
+	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name)
 	if err != nil {
 		return nil, err
 	}
-	return &Relay{store: store, js: js, cfg: cfg, log: cfg.Logger.With("relay", cfg.Name), metrics: m}, nil
+	return &Relay{store: store, js: js, cfg: cfg, log: cfg.Logger.With("relay", cfg.Name), metrics: m, holder: holderID()}, nil
 }
 
 // Run relays until ctx ends. It first waits to become the store's active relay (one replica
-// at a time), and gives leadership back, and tries again, when its lock connection breaks.
+// at a time, holding the lease), and stops, and waits again, when it cannot renew its lease.
 func (r *Relay) Run(ctx context.Context) error {
 	for {
 		err := r.lead(ctx)
@@ -54,17 +60,34 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 }
 
-// lead holds the leader lock while relaying.
+// lead relays while holding the lease.
 func (r *Relay) lead(ctx context.Context) error {
-	l, err := acquireLeadership(ctx, r.store, r.cfg.Name, r.cfg.PollInterval)
+	l, err := acquireLeadership(ctx, r.store, r.cfg.Name, r.holder, r.cfg.Lease)
 	if err != nil {
 		return err
 	}
-	defer l.release()
+	r.lease = l
+	defer func() { l.release(); r.lease = nil }()
 	r.metrics.leader.Set(1)
 	defer r.metrics.leader.Set(0)
-	r.log.Info("relay active")
-	return r.relay(l.ctx)
+	r.log.Info("relay active", "lease_token", l.token)
+	err = r.relay(l.ctx)
+	if l.ctx.Err() != nil && ctx.Err() == nil {
+		return context.Cause(l.ctx) // why the lease ended says more than "context canceled"
+	}
+	return err
+}
+
+// held tells whether the relay may publish: it holds a valid lease, or runs outside Run (tests
+// drive rounds by hand).
+func (r *Relay) held() bool { return r.lease == nil || r.lease.held() }
+
+// token is the fencing token of the relay's lease (0 outside Run).
+func (r *Relay) token() int64 {
+	if r.lease == nil {
+		return 0
+	}
+	return r.lease.token
 }
 
 // pipelineDepth is how many published batches may await their acknowledgements at once.
@@ -148,7 +171,7 @@ func (r *Relay) complete(ctx context.Context, f *inflight) error {
 	}
 	batch := f.batch
 	next := Checkpoint{Position: batch[len(batch)-1].Position, StreamSeq: lastSeq}
-	if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.cp, next); err != nil {
+	if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.token(), r.cp, next); err != nil {
 		return err
 	}
 	r.cp = next
@@ -184,10 +207,18 @@ func (r *Relay) publish(ctx context.Context, batch []eventstore.Recorded) (uint6
 }
 
 // send publishes batch asynchronously, each message expecting its predecessor (prev for the
-// first) as the stream's last message id. It stops at the first message it cannot send.
+// first) as the stream's last message id. It stops at the first message it cannot send, and
+// before any message once the lease is no longer known to be valid: a leader that wakes from a
+// freeze sends nothing more. (What it had handed to the connection before the freeze may still
+// reach the server after a takeover; the chain admits it only if it is exactly what the stream
+// lacks next, so the stream stays a prefix of the store.)
 func (r *Relay) send(batch []eventstore.Recorded, prev string) *inflight {
 	f := &inflight{batch: batch, futures: make([]jetstream.PubAckFuture, 0, len(batch)), started: time.Now()}
 	for _, e := range batch {
+		if !r.held() {
+			f.sendErr = errLeaseExpired
+			break
+		}
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
 		if prev != "" {
 			opts = append(opts, jetstream.WithExpectLastMsgID(prev))
@@ -237,6 +268,9 @@ func (r *Relay) message(e eventstore.Recorded) *nats.Msg {
 	m.Header.Set(HeaderStreamVersion, strconv.FormatInt(e.Version, 10))
 	m.Header.Set(HeaderPosition, e.Position.String())
 	m.Header.Set(HeaderRelay, r.cfg.Name)
+	if t := r.token(); t > 0 {
+		m.Header.Set(HeaderRelayToken, strconv.FormatInt(t, 10))
+	}
 	if e.CorrelationID != "" {
 		m.Header.Set(HeaderCorrelationID, e.CorrelationID)
 	}

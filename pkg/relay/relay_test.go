@@ -415,15 +415,15 @@ func TestRelayDoesNotSkipLateCommit(t *testing.T) {
 	e.assertExactlyTheStore(t)
 }
 
-// A relay stopped right after it took the leader lock (before it finished becoming leader)
-// must not leave the lock behind on a pooled connection, or no relay could ever lead again.
-// Not parallel: it sets a package hook.
+// A relay stopped right after it took the lease and its lock (before it finished becoming
+// leader) must not leave the lock behind on a pooled connection, nor the lease to run its
+// course (an hour here). Not parallel: it sets a package hook.
 func TestRelayStoppedWhileTakingLeadershipLeavesNoLock(t *testing.T) {
 	e := newEnv(t, 0)
 	e.appendEvents(t, 3, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	afterLock = cancel
-	_, err := acquireLeadership(ctx, e.store, "merchant", 5*time.Millisecond)
+	_, err := acquireLeadership(ctx, e.store, "merchant", "stopped", Lease{Duration: time.Hour, Renew: time.Minute})
 	afterLock = nil
 	if err == nil {
 		t.Fatal("leadership taken although its context was cancelled")
@@ -436,6 +436,11 @@ func TestRelayStoppedWhileTakingLeadershipLeavesNoLock(t *testing.T) {
 	}
 	if held != 0 {
 		t.Fatalf("%d advisory locks still held after the failed start", held)
+	}
+	var expired bool
+	if err := e.store.DB().QueryRow(context.Background(), `SELECT expires_at <= now() FROM relay_leases WHERE name = 'merchant'`).
+		Scan(&expired); err != nil || !expired {
+		t.Fatalf("the lease of the failed start is still running (%v)", err)
 	}
 	stop := run(e.relay(t, Config{BatchSize: 10}))
 	defer stop()

@@ -74,7 +74,7 @@ func (r *Relay) catchUpCheckpoint(ctx context.Context, stream jetstream.Stream, 
 				return nil
 			}
 			next := Checkpoint{Position: pos, StreamSeq: m.Sequence}
-			if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.cp, next); err != nil {
+			if err := saveCheckpoint(ctx, r.store.DB(), r.cfg.Name, r.token(), r.cp, next); err != nil {
 				return err
 			}
 			r.log.Info("checkpoint caught up with the stream", "from", r.cp.Position.String(), "to", pos.String())

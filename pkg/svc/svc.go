@@ -44,6 +44,9 @@ type Config struct {
 	StreamReplicas int `env:"STREAM_REPLICAS" envDefault:"1"`
 	// DuplicateWindow is the streams' de-duplication window (STREAM_DUPLICATE_WINDOW).
 	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+	// RelayLease is the lease of the event-store relay's leadership (RELAY_LEASE,
+	// RELAY_LEASE_RENEW), for the services that own an event store.
+	RelayLease relay.Lease
 }
 
 // Options describe one service.
@@ -247,7 +250,7 @@ func (rt *Runtime) start(ctx context.Context, o Options) error {
 	if o.RelayStream != "" {
 		rt.Store = eventstore.New(rt.DB)
 		r, err := relay.New(rt.Store, rt.JS, relay.Config{Name: o.Name, Stream: o.RelayStream,
-			Logger: rt.Log, Registerer: rt.Registry})
+			Lease: rt.Config.RelayLease, Logger: rt.Log, Registerer: rt.Registry})
 		if err != nil {
 			return err
 		}

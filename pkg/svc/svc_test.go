@@ -101,6 +101,20 @@ func TestServiceRefusesMissingConfiguration(t *testing.T) {
 	}
 }
 
+// The relay's lease comes from RELAY_LEASE and RELAY_LEASE_RENEW; unset, the relay's defaults
+// apply (10 s, a fifth of it).
+func TestRelayLeaseIsReadFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.LoadFrom[svc.Config](map[string]string{"RELAY_LEASE": "30s", "RELAY_LEASE_RENEW": "5s"})
+	if err != nil || cfg.RelayLease.Duration != 30*time.Second || cfg.RelayLease.Renew != 5*time.Second {
+		t.Fatalf("RelayLease %+v (%v)", cfg.RelayLease, err)
+	}
+	cfg, err = config.LoadFrom[svc.Config](nil)
+	if err != nil || cfg.RelayLease.Duration != 10*time.Second || cfg.RelayLease.Renew != 0 {
+		t.Fatalf("default RelayLease %+v (%v)", cfg.RelayLease, err)
+	}
+}
+
 func streamNames() []string {
 	var out []string
 	for _, s := range events.Streams() {

@@ -65,7 +65,7 @@ type Config struct {
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 
 	// Secrets set in the environment override the generated ones (ADMIN_TOKEN, CRON_SECRET,
-	// WEBHOOK_SECRET_KEY, WALLET_MASTER_SEED).
+	// WEBHOOK_SECRET_KEY, WALLET_XPUB_LIVE, WALLET_XPUB_TEST).
 	Secrets Secrets
 
 	// ExtraEnv is appended to every child's environment (tests use it; not read from the
@@ -81,6 +81,10 @@ type Config struct {
 func LoadConfig(environ map[string]string) (Config, error) {
 	if environ == nil {
 		environ = map[string]string{}
+	}
+	if _, set := environ["WALLET_MASTER_SEED"]; set {
+		return Config{}, errors.New("WALLET_MASTER_SEED is no longer read: the merchant service takes extended public keys only. " +
+			"Produce them with `payplat-ctl wallet xpub` (the seed on its standard input) and set WALLET_XPUB_LIVE and WALLET_XPUB_TEST instead")
 	}
 	var cfg Config
 	if err := env.ParseWithOptions(&cfg, env.Options{Environment: environ}); err != nil {

@@ -34,7 +34,7 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadConfig(map[string]string{
 		"BIN_DIR": "/opt/bin", "DATA_DIR": "/var/dev", "DEV_CRON_INTERVAL": "0", "GATEWAY_ADDR": ":9000",
-		"ADMIN_TOKEN": "adm", "WALLET_MASTER_SEED": "seed", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
+		"ADMIN_TOKEN": "adm", "WALLET_XPUB_LIVE": "xpub-live", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" {
 		t.Fatalf("config: %+v", cfg)
 	}
-	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletMasterSeed != "seed" || cfg.Secrets.CronSecret != "" {
+	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletXPubLive != "xpub-live" || cfg.Secrets.CronSecret != "" {
 		t.Fatalf("secrets: %+v", cfg.Secrets)
 	}
 	// Without BIN_DIR the binaries are where `make build` puts them: under DATA_DIR.
@@ -63,6 +63,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		"bad port":        {"DEV_PG_PORT": "70000"},
 		"bad log format":  {"LOG_FORMAT": "xml"},
 		"zero stop delay": {"DEV_STOP_TIMEOUT": "0s"},
+		// The merchant service refuses the seed; the dev stack says so before it starts anything.
+		"retired wallet seed": {"WALLET_MASTER_SEED": "000102030405060708090a0b0c0d0e0f"},
 	}
 	for name, environ := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,8 +83,9 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Resolved{DatabaseURL: "postgres://db", NATSURL: "nats://n", DataDir: "/d",
-		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", WebhookSecretKey: "whk", WalletMasterSeed: "seed"}}
-	base := []string{"PATH=/bin", "ADMIN_TOKEN=from-shell", "HEALTH_ADDR=:1"}
+		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", WebhookSecretKey: "whk", WalletXPubLive: "xl", WalletXPubTest: "xt",
+			LegacyWalletSeed: "seed"}}
+	base := []string{"PATH=/bin", "ADMIN_TOKEN=from-shell", "HEALTH_ADDR=:1", "WALLET_MASTER_SEED=from-shell"}
 	envOf := func(name string) map[string]string {
 		m := map[string]string{}
 		for _, kv := range cfg.ChildEnv(base, name, r) {
@@ -93,13 +96,21 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	}
 	gw := envOf("gateway")
 	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
-		gw["HEALTH_ADDR"] != "" || gw["WALLET_MASTER_SEED"] != "" || gw["PATH"] != "/bin" {
+		gw["HEALTH_ADDR"] != "" || gw["WALLET_XPUB_LIVE"] != "" || gw["PATH"] != "/bin" {
 		t.Errorf("gateway env: %v", gw)
 	}
 	m := envOf("merchant")
-	if m["WALLET_MASTER_SEED"] != "seed" || m["ADMIN_TOKEN"] != "" || m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
+	if m["WALLET_XPUB_LIVE"] != "xl" || m["WALLET_XPUB_TEST"] != "xt" || m["ADMIN_TOKEN"] != "" || m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
 		m["DATABASE_URL"] != "postgres://db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
 		t.Errorf("merchant env: %v", m)
+	}
+	// No service gets a wallet seed, neither the legacy one the stack keeps nor one from the shell.
+	for _, name := range Services {
+		for k, v := range envOf(name) {
+			if k == "WALLET_MASTER_SEED" || strings.Contains(v, "seed") {
+				t.Errorf("%s gets %s=%s", name, k, v)
+			}
+		}
 	}
 	w := envOf("webhook-dispatcher")
 	if w["WEBHOOK_SECRET_KEY"] != "whk" || w["WEBHOOK_ALLOW_PRIVATE_NETWORKS"] != "true" ||

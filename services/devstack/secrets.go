@@ -10,15 +10,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 // SecretsFile is the name, under DATA_DIR, of the file that keeps the generated secrets.
 const SecretsFile = "dev-secrets.json"
 
-// Secrets are the stack's shared secrets. They are generated once and kept in
+// Secrets are the stack's shared secrets and keys. They are generated once and kept in
 // $DATA_DIR/dev-secrets.json, because the services store data that depends on them (the
-// webhook signing secrets are encrypted with WebhookSecretKey, merchant wallets derive from
-// WalletMasterSeed): a second run must see the same values.
+// webhook signing secrets are encrypted with WebhookSecretKey, merchant wallets derive from the
+// wallet account keys): a second run must see the same values.
 type Secrets struct {
 	// AdminToken guards the gateway's admin API.
 	AdminToken string `json:"admin_token" env:"ADMIN_TOKEN"`
@@ -26,8 +28,16 @@ type Secrets struct {
 	CronSecret string `json:"cron_secret" env:"CRON_SECRET"`
 	// WebhookSecretKey is the base64 of 32 random bytes that encrypts webhook signing secrets.
 	WebhookSecretKey string `json:"webhook_secret_key" env:"WEBHOOK_SECRET_KEY"`
-	// WalletMasterSeed is the hex of the 64-byte seed merchant wallets are derived from.
-	WalletMasterSeed string `json:"wallet_master_seed" env:"WALLET_MASTER_SEED"`
+	// WalletXPubLive and WalletXPubTest are the account xpubs merchant wallets derive from
+	// (m/44'/60'/0' and m/44'/60'/1'). The dev stack derives them from a fresh seed and forgets
+	// the seed, as an operator keeps it off the platform: nothing in DATA_DIR can spend from a
+	// dev wallet (there is no chain in the dev stack either).
+	WalletXPubLive string `json:"wallet_xpub_live" env:"WALLET_XPUB_LIVE"`
+	WalletXPubTest string `json:"wallet_xpub_test" env:"WALLET_XPUB_TEST"`
+	// LegacyWalletSeed is the seed an older dev stack kept and gave the merchant service. The
+	// account keys of a DATA_DIR that has one are derived from it, so that its wallets and the
+	// new ones come from the same seed; it is never given to a service.
+	LegacyWalletSeed string `json:"wallet_master_seed,omitempty" env:"-"`
 }
 
 // LoadSecrets returns the secrets kept in dataDir, generating and saving (0600) those that
@@ -80,7 +90,6 @@ func (s Secrets) withGenerated() (Secrets, error) {
 		{&s.AdminToken, 32, hex.EncodeToString},
 		{&s.CronSecret, 32, hex.EncodeToString},
 		{&s.WebhookSecretKey, 32, base64.StdEncoding.EncodeToString},
-		{&s.WalletMasterSeed, 64, hex.EncodeToString},
 	}
 	for _, g := range gen {
 		if *g.field != "" {
@@ -92,6 +101,35 @@ func (s Secrets) withGenerated() (Secrets, error) {
 		}
 		*g.field = g.enc(b)
 	}
+	if s.WalletXPubLive == "" || s.WalletXPubTest == "" {
+		return s.withWalletKeys()
+	}
+	return s, nil
+}
+
+// withWalletKeys derives the wallet account keys from the legacy seed if there is one, else
+// from a fresh seed that is then forgotten.
+func (s Secrets) withWalletKeys() (Secrets, error) {
+	seed := make([]byte, 64)
+	if _, err := rand.Read(seed); err != nil {
+		return Secrets{}, fmt.Errorf("generating the wallet seed: %w", err)
+	}
+	if s.LegacyWalletSeed != "" {
+		var err error
+		if seed, err = wallet.ParseSeed(s.LegacyWalletSeed); err != nil {
+			return Secrets{}, fmt.Errorf("%s: wallet_master_seed: %w", SecretsFile, err)
+		}
+	}
+	for _, k := range []struct {
+		dst     *string
+		account uint32
+	}{{&s.WalletXPubLive, wallet.LiveAccount}, {&s.WalletXPubTest, wallet.TestAccount}} {
+		key, err := wallet.AccountXPub(seed, k.account)
+		if err != nil {
+			return Secrets{}, fmt.Errorf("deriving the wallet account keys: %w", err)
+		}
+		*k.dst = key.String()
+	}
 	return s, nil
 }
 
@@ -100,7 +138,8 @@ func (s Secrets) overriddenBy(o Secrets) Secrets {
 		{&s.AdminToken, &o.AdminToken},
 		{&s.CronSecret, &o.CronSecret},
 		{&s.WebhookSecretKey, &o.WebhookSecretKey},
-		{&s.WalletMasterSeed, &o.WalletMasterSeed},
+		{&s.WalletXPubLive, &o.WalletXPubLive},
+		{&s.WalletXPubTest, &o.WalletXPubTest},
 	} {
 		if *f.src != "" {
 			*f.dst = *f.src

@@ -2,10 +2,13 @@ package devstack
 
 import (
 	"encoding/base64"
-	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	merchant "github.com/payplat/platform/services/merchant/service"
+	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
@@ -18,8 +21,16 @@ func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 	if key, err := base64.StdEncoding.DecodeString(first.WebhookSecretKey); err != nil || len(key) != 32 {
 		t.Errorf("WEBHOOK_SECRET_KEY %q is not the base64 of 32 bytes (%v)", first.WebhookSecretKey, err)
 	}
-	if seed, err := hex.DecodeString(first.WalletMasterSeed); err != nil || len(seed) != 64 {
-		t.Errorf("WALLET_MASTER_SEED %q is not the hex of 64 bytes (%v)", first.WalletMasterSeed, err)
+	if _, err := merchant.LoadConfigFrom(map[string]string{"WALLET_XPUB_LIVE": first.WalletXPubLive,
+		"WALLET_XPUB_TEST": first.WalletXPubTest}); err != nil {
+		t.Errorf("the merchant service refuses the generated wallet keys: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, SecretsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "seed") || first.LegacyWalletSeed != "" {
+		t.Errorf("a wallet seed was kept: %s", data)
 	}
 	if len(first.AdminToken) != 64 || len(first.CronSecret) != 64 || first.AdminToken == first.CronSecret {
 		t.Errorf("tokens: %q %q", first.AdminToken, first.CronSecret)
@@ -74,10 +85,35 @@ func TestLoadSecretsFillsMissingFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AdminToken != "kept" || s.CronSecret == "" || s.WalletMasterSeed == "" || s.WebhookSecretKey == "" {
+	if s.AdminToken != "kept" || s.CronSecret == "" || s.WalletXPubLive == "" || s.WalletXPubTest == "" || s.WebhookSecretKey == "" {
 		t.Fatalf("secrets: %+v", s)
 	}
 	if again, _ := LoadSecrets(dir, Secrets{}); again != s {
 		t.Fatalf("filled secrets not saved: %+v", again)
+	}
+}
+
+// A DATA_DIR of an older dev stack keeps the seed its merchant wallets came from: the account
+// keys are derived from it (its wallets and the new ones share the seed), it stays in the file
+// where it was, and no service is given it (TestChildEnvGivesEachSecretOnlyWhereNeeded).
+func TestLoadSecretsDerivesTheWalletKeysFromALegacySeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const seedHex = "000102030405060708090a0b0c0d0e0f"
+	if err := os.WriteFile(filepath.Join(dir, SecretsFile), []byte(`{"admin_token":"kept","wallet_master_seed":"`+seedHex+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSecrets(dir, Secrets{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := wallet.ParseSeed(seedHex)
+	live, _ := wallet.AccountXPub(seed, wallet.LiveAccount)
+	test, _ := wallet.AccountXPub(seed, wallet.TestAccount)
+	if s.WalletXPubLive != live.String() || s.WalletXPubTest != test.String() || s.LegacyWalletSeed != seedHex {
+		t.Fatalf("secrets: %+v", s)
+	}
+	if again, _ := LoadSecrets(dir, Secrets{}); again != s {
+		t.Fatalf("second load: %+v", again)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"strings"
 )
 
-var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_MASTER_SEED"}
+// secretVars are kept from the children's environment: each service gets only its own, from
+// Resolved. WALLET_MASTER_SEED is no service's any more (the merchant service refuses it).
+var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_XPUB_LIVE", "WALLET_XPUB_TEST",
+	"WALLET_MASTER_SEED"}
 
 // Gateway is the service that serves the HTTP API; its /readyz is on GATEWAY_ADDR.
 const Gateway = "gateway"
@@ -76,7 +79,7 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 			"CRON_SECRET="+r.Secrets.CronSecret,
 		)
 	case "merchant":
-		env = append(env, "WALLET_MASTER_SEED="+r.Secrets.WalletMasterSeed)
+		env = append(env, "WALLET_XPUB_LIVE="+r.Secrets.WalletXPubLive, "WALLET_XPUB_TEST="+r.Secrets.WalletXPubTest)
 	case "webhook-dispatcher":
 		env = append(env,
 			"WEBHOOK_SECRET_KEY="+r.Secrets.WebhookSecretKey,

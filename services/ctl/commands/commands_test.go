@@ -53,9 +53,16 @@ func startGateway(t *testing.T) string {
 // ctl runs payplat-ctl in process with env as its environment.
 func ctl(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return ctlWithInput(t, nil, env, args...)
+}
+
+// ctlWithInput runs payplat-ctl in process with stdin as its standard input.
+func ctlWithInput(t *testing.T, stdin io.Reader, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	root := commands.NewRoot(commands.Options{
 		Getenv: func(k string) string { return env[k] },
+		Stdin:  stdin,
 		Stdout: &out,
 		Stderr: &errOut,
 	})

@@ -34,7 +34,7 @@ func TestProjectionsVerifyRebuildMerchants(t *testing.T) {
 	t.Parallel()
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, merchantmigrations.Set())
-	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchant.Config{WalletMasterSeed: "000102030405060708090a0b0c0d0e0f"})), dsn, url)
+	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchantConfig(t))), dsn, url)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ const DefaultGatewayURL = "http://127.0.0.1:8080"
 // Options are the process's surroundings, injected so that tests can run commands in process.
 type Options struct {
 	Getenv     func(string) string
+	Stdin      io.Reader
 	Stdout     io.Writer
 	Stderr     io.Writer
 	HTTPClient *http.Client
@@ -55,7 +56,7 @@ func NewRoot(o Options) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print JSON, for scripts")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Second, "give up after this long")
 	root.AddCommand(newCompaniesCommand(g), newKeysCommand(g), newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g),
-		newWebhooksCommand(g))
+		newWebhooksCommand(g), newWalletCommand(g))
 	return root
 }
 

@@ -16,7 +16,7 @@ import (
 // dead-letter stream, as a table and as JSON.
 func TestStreamsListsEveryStream(t *testing.T) {
 	url := testkit.NATS(t)
-	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchant.Config{WalletMasterSeed: "000102030405060708090a0b0c0d0e0f"})),
+	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchantConfig(t))),
 		testkit.NewDatabase(t), url)
 
 	out, _, err := ctl(t, map[string]string{"NATS_URL": url}, "streams")

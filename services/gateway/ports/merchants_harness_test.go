@@ -29,6 +29,7 @@ import (
 	merchantapp "github.com/payplat/platform/services/merchant/app"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	merchantservice "github.com/payplat/platform/services/merchant/service"
+	merchantwallet "github.com/payplat/platform/services/merchant/wallet"
 )
 
 // merchantStack is the real gateway (service.New, served on a loopback port) and the real
@@ -54,6 +55,24 @@ func (w *switchableWallets) Provision(ctx context.Context, req merchantapp.Walle
 	return w.inner.Provision(ctx, req)
 }
 
+// testWalletKeys are the account xpubs (m/44'/60'/0' live, m/44'/60'/1' test) of the tests'
+// seed, BIP-32 test vector 1's: the merchant service is given public keys only.
+func testWalletKeys(t testing.TB) merchantadapters.AccountKeys {
+	t.Helper()
+	seed, err := merchantwallet.ParseSeed("000102030405060708090a0b0c0d0e0f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys merchantadapters.AccountKeys
+	if keys.Live, err = merchantwallet.AccountXPub(seed, merchantwallet.LiveAccount); err != nil {
+		t.Fatal(err)
+	}
+	if keys.Test, err = merchantwallet.AccountXPub(seed, merchantwallet.TestAccount); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 func newMerchantStack(t *testing.T) *merchantStack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set())
@@ -61,8 +80,7 @@ func newMerchantStack(t *testing.T) *merchantStack {
 	wallets := &switchableWallets{}
 	merchant := svctest.StartOn(t, merchantservice.Options(merchantservice.WithDeps(merchantservice.Deps{
 		Wallets: func(db *pgxpool.Pool) (merchantapp.WalletProvider, error) {
-			seed, _ := merchantadapters.ParseSeed("000102030405060708090a0b0c0d0e0f")
-			hd, err := merchantadapters.NewHDWalletProvider(db, seed)
+			hd, err := merchantadapters.NewHDWalletProvider(db, testWalletKeys(t))
 			wallets.inner = hd
 			return wallets, err
 		},

@@ -25,8 +25,7 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 	s := newPaymentStack(t)
 	svctest.StartOn(t, merchantservice.Options(merchantservice.WithDeps(merchantservice.Deps{
 		Wallets: func(db *pgxpool.Pool) (merchantapp.WalletProvider, error) {
-			seed, _ := merchantadapters.ParseSeed("000102030405060708090a0b0c0d0e0f")
-			return merchantadapters.NewHDWalletProvider(db, seed)
+			return merchantadapters.NewHDWalletProvider(db, testWalletKeys(t))
 		},
 	})), s.dsn, s.natsURL)
 	svctest.StartOn(t, poolservice.Options(), s.dsn, s.natsURL)

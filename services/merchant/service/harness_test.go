@@ -27,11 +27,46 @@ import (
 	"github.com/payplat/platform/services/merchant/app"
 	"github.com/payplat/platform/services/merchant/migrations"
 	"github.com/payplat/platform/services/merchant/service"
+	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
+// testSeed is the operator's seed of the tests (BIP-32 test vector 1's); the service is given
+// only the account xpubs derived from it (testConfig).
 const testSeed = "000102030405060708090a0b0c0d0e0f"
+
+// testConfig is the service's wallet configuration for testSeed: the xpubs of m/44'/60'/0'
+// (live) and m/44'/60'/1' (test).
+func testConfig(t testing.TB) service.Config {
+	t.Helper()
+	return service.Config{WalletXPubLive: accountXPub(t, testSeed, wallet.LiveAccount),
+		WalletXPubTest: accountXPub(t, testSeed, wallet.TestAccount)}
+}
+
+func accountXPub(t testing.TB, seedHex string, account uint32) string {
+	t.Helper()
+	seed, err := wallet.ParseSeed(seedHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := wallet.AccountXPub(seed, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.String()
+}
+
+// testKeys are testConfig's keys, parsed.
+func testKeys(t testing.TB) adapters.AccountKeys {
+	t.Helper()
+	cfg := testConfig(t)
+	keys, err := adapters.ParseAccountKeys(cfg.WalletXPubLive, cfg.WalletXPubTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
 
 // flakyWallets is the real HD provider behind a switch that makes it fail.
 type flakyWallets struct {
@@ -85,8 +120,7 @@ func (s *stack) start() {
 	s.wallets = &flakyWallets{}
 	s.svc = svctest.StartOn(s.t, service.Options(service.WithDeps(service.Deps{
 		Wallets: func(db *pgxpool.Pool) (app.WalletProvider, error) {
-			seed, _ := adapters.ParseSeed(testSeed)
-			hd, err := adapters.NewHDWalletProvider(db, seed)
+			hd, err := adapters.NewHDWalletProvider(db, testKeys(s.t))
 			s.wallets.inner = hd
 			return s.wallets, err
 		},

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
+	"github.com/caarlos0/env/v11"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/bus"
@@ -27,21 +29,35 @@ const Version = "1.0.0"
 
 // Config is the merchant service's own configuration (the shared one is svc.Config).
 type Config struct {
-	// WalletMasterSeed is the hex master seed (16 to 64 bytes) merchant wallets derive from
-	// (WALLET_MASTER_SEED). Required unless Deps.Wallets is set.
-	WalletMasterSeed string `env:"WALLET_MASTER_SEED"`
+	// WalletXPubLive and WalletXPubTest are the account-level extended public keys live and
+	// test wallets derive from (WALLET_XPUB_LIVE: m/44'/60'/0', WALLET_XPUB_TEST: m/44'/60'/1').
+	// The operator produces them from the seed outside the platform (payplat-ctl wallet xpub);
+	// the service never sees a private key. Required unless Deps.Wallets is set.
+	WalletXPubLive string `env:"WALLET_XPUB_LIVE"`
+	WalletXPubTest string `env:"WALLET_XPUB_TEST"`
 }
 
+// retiredSeedVar held the master seed the service derived wallets from before it was given
+// extended public keys only. It is refused rather than ignored: a seed left in the service's
+// environment is exactly what the change takes away.
+const retiredSeedVar = "WALLET_MASTER_SEED"
+
 // LoadConfig reads Config from the environment and checks it.
-func LoadConfig() (Config, error) {
-	cfg, err := config.Load[Config]()
+func LoadConfig() (Config, error) { return LoadConfigFrom(env.ToMap(os.Environ())) }
+
+// LoadConfigFrom reads Config from environ (variable name to value) and checks it.
+func LoadConfigFrom(environ map[string]string) (Config, error) {
+	if _, set := environ[retiredSeedVar]; set {
+		return Config{}, errors.New(retiredSeedVar + " is set: the merchant service no longer takes the wallet seed. " +
+			"Produce the account keys outside the platform with `payplat-ctl wallet xpub` (the seed on its standard input), " +
+			"set WALLET_XPUB_LIVE and WALLET_XPUB_TEST to them, and remove " + retiredSeedVar + " from this service's environment " +
+			"(services/merchant/README.md#wallets)")
+	}
+	cfg, err := config.LoadFrom[Config](environ)
 	if err != nil {
 		return Config{}, err
 	}
-	if cfg.WalletMasterSeed == "" {
-		return Config{}, errors.New("WALLET_MASTER_SEED is required (hex, 16 to 64 bytes)")
-	}
-	if _, err := adapters.ParseSeed(cfg.WalletMasterSeed); err != nil {
+	if _, err := adapters.ParseAccountKeys(cfg.WalletXPubLive, cfg.WalletXPubTest); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -49,7 +65,7 @@ func LoadConfig() (Config, error) {
 
 // Deps replaces parts of the service (tests).
 type Deps struct {
-	// Wallets builds the wallet provider; nil means the HD provider of Config.WalletMasterSeed.
+	// Wallets builds the wallet provider; nil means the HD provider of the Config's xpubs.
 	Wallets func(db *pgxpool.Pool) (app.WalletProvider, error)
 }
 
@@ -67,8 +83,8 @@ func WithConfig(cfg Config) Option { return func(s *settings) { s.cfg = cfg } }
 // WithDeps replaces parts of the service.
 func WithDeps(d Deps) Option { return func(s *settings) { s.deps = d } }
 
-// Options describes the merchant service for the shared runtime. Without a wallet master seed
-// (WithConfig) or a wallet provider (WithDeps) the service refuses to start.
+// Options describes the merchant service for the shared runtime. Without the wallet account
+// keys (WithConfig) or a wallet provider (WithDeps) the service refuses to start.
 func Options(opts ...Option) svc.Options {
 	var st settings
 	for _, o := range opts {
@@ -86,7 +102,7 @@ func Options(opts ...Option) svc.Options {
 }
 
 func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
-	wallets, err := walletProvider(rt.DB, cfg, deps)
+	wallets, err := walletProvider(ctx, rt.DB, cfg, deps)
 	if err != nil {
 		return err
 	}
@@ -109,18 +125,24 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
 	return nil
 }
 
-func walletProvider(db *pgxpool.Pool, cfg Config, deps Deps) (app.WalletProvider, error) {
+func walletProvider(ctx context.Context, db *pgxpool.Pool, cfg Config, deps Deps) (app.WalletProvider, error) {
 	if deps.Wallets != nil {
 		return deps.Wallets(db)
 	}
-	if cfg.WalletMasterSeed == "" {
-		return nil, errors.New("WALLET_MASTER_SEED is required (hex, 16 to 64 bytes)")
-	}
-	seed, err := adapters.ParseSeed(cfg.WalletMasterSeed)
+	keys, err := adapters.ParseAccountKeys(cfg.WalletXPubLive, cfg.WalletXPubTest)
 	if err != nil {
 		return nil, err
 	}
-	return adapters.NewHDWalletProvider(db, seed)
+	hd, err := adapters.NewHDWalletProvider(db, keys)
+	if err != nil {
+		return nil, err
+	}
+	// Keys made from another seed than the recorded wallets' would hand out addresses the
+	// operator's seed cannot spend from: refuse them before the first one.
+	if err := hd.Verify(ctx); err != nil {
+		return nil, err
+	}
+	return hd, nil
 }
 
 // startLedger creates the ledger's durable consumers and runs one projection runner on each.

@@ -27,13 +27,13 @@ func TestServiceStartsReadyAndStops(t *testing.T) {
 	}
 }
 
-// Without a wallet master seed the service refuses to start.
-func TestServiceRefusesToStartWithoutSeed(t *testing.T) {
+// Without the wallet account keys the service refuses to start.
+func TestServiceRefusesToStartWithoutAccountKeys(t *testing.T) {
 	dsn := testkit.NewDatabase(t, migrations.Set())
 	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: testkit.NATS(t), HealthAddr: "127.0.0.1:0"}}
 	err := svc.Run(context.Background(), cfg, service.Options(), nilLogger())
-	if err == nil || !strings.Contains(err.Error(), "WALLET_MASTER_SEED") {
-		t.Fatalf("Run = %v, want a WALLET_MASTER_SEED error", err)
+	if err == nil || !strings.Contains(err.Error(), "WALLET_XPUB_LIVE") || !strings.Contains(err.Error(), "WALLET_XPUB_TEST") {
+		t.Fatalf("Run = %v, want an error naming WALLET_XPUB_LIVE and WALLET_XPUB_TEST", err)
 	}
 }
 
@@ -58,16 +58,16 @@ func TestCreateProvisionsWallet(t *testing.T) {
 	if sum, _ := wallet.ChecksumAddress(m.WalletAddress); sum != m.WalletAddress {
 		t.Fatalf("address %s is not EIP-55 (%s)", m.WalletAddress, sum)
 	}
-	var index int64
+	var index, account int64
 	var addr string
-	if err := s.db.QueryRow(context.Background(), `SELECT derivation_index, address FROM wallet_users WHERE id = $1`,
-		m.WalletUserID).Scan(&index, &addr); err != nil {
+	if err := s.db.QueryRow(context.Background(), `SELECT derivation_index, account, address FROM wallet_users WHERE id = $1`,
+		m.WalletUserID).Scan(&index, &account, &addr); err != nil {
 		t.Fatalf("wallet user record %s: %v", m.WalletUserID, err)
 	}
-	seed, _ := adapters.ParseSeed(testSeed)
-	hd, _ := adapters.NewHDWalletProvider(s.db, seed)
-	if want, _ := hd.Address(uint32(index)); want != m.WalletAddress || addr != m.WalletAddress {
-		t.Fatalf("address %s, record %s, derivation of index %d gives %s", m.WalletAddress, addr, index, want)
+	hd, _ := adapters.NewHDWalletProvider(s.db, testKeys(t))
+	if want, _ := hd.Address("test", uint32(index)); want != m.WalletAddress || addr != m.WalletAddress ||
+		account != int64(wallet.TestAccount) {
+		t.Fatalf("address %s, record %s in account %d, derivation of test index %d gives %s", m.WalletAddress, addr, account, index, want)
 	}
 	// A second merchant gets another wallet.
 	m2 := s.mustCreate("c1", "test")

@@ -1,6 +1,9 @@
-// Package wallet derives EVM wallets: BIP-32 hierarchical deterministic keys on secp256k1
-// from a master seed, along the BIP-44 path of Ethereum (m/44'/60'/0'/0/i), and their EIP-55
-// checksummed addresses. Nothing here stores a private key.
+// Package wallet derives EVM wallets: BIP-32 hierarchical deterministic keys on secp256k1, along
+// the BIP-44 path of Ethereum (m/44'/60'/account'/0/i), and their EIP-55 checksummed addresses.
+// The merchant service derives addresses from an account's extended public key alone
+// (ExtendedPublicKey, public derivation); private derivation from a seed (ExtendedKey) serves
+// the operator's tool that produces those keys, outside the platform, and the tests. Nothing
+// here stores a key.
 package wallet
 
 import (

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	root := commands.NewRoot(commands.Options{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
+	root := commands.NewRoot(commands.Options{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	err := root.ExecuteContext(ctx)
 	stop()
 	if err != nil {
