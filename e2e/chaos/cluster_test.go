@@ -28,7 +28,13 @@ func clusterRun(t *testing.T, cfg chaos.Config) chaos.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept the run's directory (every process's log in logs/): %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	cfg.Topology, cfg.Dir, cfg.BinDir = devstack.Cluster, dir, bin
 	out := &lockedBuffer{}
 	cfg.Out = out
@@ -91,7 +97,7 @@ func clusterScript(ctx context.Context, s *chaos.Scenario, m *measured) error {
 	// cut at once, the database back a moment later (here the same server after crash recovery;
 	// there a promoted replica behind the same payplat-pg-rw Service). Nothing is done by hand:
 	// the services reconnect by themselves.
-	f, err := s.Step(ctx, "pg-restart", "postgres", func(ctx context.Context) error {
+	f, err := s.Step(ctx, chaos.FaultPostgres, "postgres", func(ctx context.Context) error {
 		if err := s.Cluster.StopPostgresImmediately(); err != nil {
 			return err
 		}

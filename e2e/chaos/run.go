@@ -99,8 +99,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	ev := NewEvents(cfg.Out)
 	rep := Report{Seed: cfg.Seed, Duration: cfg.Duration, Events: ev}
-	ev.Logf("phase", "start", "seed %d, %s of faults, %.0f lifecycles/s, %.0f requests/s, state in %s",
-		cfg.Seed, cfg.Duration, cfg.Load.Lifecycles, cfg.Load.HTTP, cfg.Dir)
+	ev.Logf("phase", "start", "%s: seed %d, %s of faults, %.0f lifecycles/s, %.0f requests/s, state in %s",
+		time.Now().UTC().Format(time.RFC3339), cfg.Seed, cfg.Duration, cfg.Load.Lifecycles, cfg.Load.HTTP, cfg.Dir)
 	receiver, err := NewReceiver(cfg.Seed, cfg.ReceiverErrors, cfg.ReceiverTimeouts, 3*time.Second)
 	if err != nil {
 		return rep, err

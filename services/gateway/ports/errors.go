@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -64,6 +65,11 @@ func errorResponse(err error) (int, apiError) {
 		return http.StatusConflict, apiError{Code: "IDEMPOTENCY_KEY_REUSED", Message: err.Error()}
 	case errors.Is(err, errIdempotencyKeyInProgress):
 		return http.StatusConflict, apiError{Code: "IDEMPOTENCY_KEY_IN_PROGRESS", Message: err.Error()}
+	case pg.Unavailable(err):
+		// The database is restarting or failing over: temporary, and nothing was done that a
+		// retry with the same Idempotency-Key would not find.
+		return http.StatusServiceUnavailable, apiError{Code: "SERVICE_UNAVAILABLE",
+			Message: "the database is unavailable; retry later with the same Idempotency-Key"}
 	default:
 		return http.StatusInternalServerError, apiError{Code: "INTERNAL",
 			Message: "internal error; quote the request id when reporting it"}

@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/payplat/platform/pkg/money"
-
+	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/pool/adapters"
 	"github.com/payplat/platform/services/pool/domain"
 )
@@ -71,7 +71,8 @@ const (
 	CodeTestModeOnly = "TEST_MODE_ONLY"
 	CodeInternal     = "INTERNAL"
 	// CodeUnavailable: the command did not finish within CommandTimeout (the pool's lock held
-	// by a long batch, the database slow); nothing was recorded, and a retry is safe.
+	// by a long batch, the database slow) or the database could not be reached; nothing was
+	// recorded, and a retry is safe.
 	CodeUnavailable = "UNAVAILABLE"
 )
 
@@ -280,8 +281,8 @@ func (c *Commands) fail(req micro.Request, err error) {
 		status, body = "400", CommandError{Code: CodeValidation, Message: err.Error()}
 	case errors.Is(err, domain.ErrTestModeOnly):
 		status, body = "403", CommandError{Code: CodeTestModeOnly, Message: "only available with test keys"}
-	case errors.Is(err, context.DeadlineExceeded):
-		c.log.Warn("pool command timed out", "subject", req.Subject(), "timeout", CommandTimeout, "err", err)
+	case errors.Is(err, context.DeadlineExceeded) || pg.Unavailable(err):
+		c.log.Warn("pool command did not finish", "subject", req.Subject(), "timeout", CommandTimeout, "err", err)
 		status, body = "503", CommandError{Code: CodeUnavailable, Message: "the pool did not answer in time; retry"}
 	default:
 		c.log.Error("pool command failed", "subject", req.Subject(), "err", err)
