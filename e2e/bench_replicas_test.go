@@ -16,12 +16,14 @@ import (
 // changes). Every consumer's work is then shared by two processes: the durable pull consumers
 // of PAYMENTS, POOL and MERCHANTS by their two fetchers, the webhook partitions by their lease
 // holders; the relays have one leader each. The raw four-consumer JetStream fan-out of the first
-// stack's server is measured first, as the limit beside them.
+// stack's server is measured first, as the limit beside them. The shapes run in the order 1, 2,
+// 2, 1, each on a fresh stack.
 //
 //	go test -run '^$' -bench Replicas -benchtime 20000x -timeout 60m ./e2e/
 func BenchmarkReplicas(b *testing.B) {
 	var rawFanout float64
-	for i, replicas := range []int{1, 2} {
+	// A-B-B-A: load that drifts over the run (the machine is shared) weighs on both shapes alike.
+	for i, replicas := range []int{1, 2, 2, 1} {
 		s := newStackOf(b, replicas, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
 		setup := time.Now()
 		tenants, err := loadgen.Gateway{URL: s.url, AdminToken: s.creds.AdminToken}.
