@@ -47,6 +47,9 @@ func TestSenderRefusesNonPublicAddressesAtDialTime(t *testing.T) {
 		"https://100.64.0.1/hook",
 		"https://[fd00::1]/hook",
 		"https://0.0.0.0:" + port + "/hook",
+		"https://[::127.0.0.1]:" + port + "/hook", // IPv4-compatible
+		"https://[fec0::1]/hook",                  // site-local
+		"https://[100::1]/hook",                   // discard-only
 	}
 	for _, target := range targets {
 		out := s.Send(context.Background(), target, nil, []byte(`{}`))

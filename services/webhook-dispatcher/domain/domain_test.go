@@ -142,13 +142,18 @@ func TestBlockedAddresses(t *testing.T) {
 	blocked := []string{"127.0.0.1", "::1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
 		"169.254.1.1", "100.64.0.1", "100.127.255.254", "fc00::1", "fd12::1", "fe80::1", "::ffff:127.0.0.1",
 		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "ff02::1", "255.255.255.255",
-		"64:ff9b::7f00:1", "2002:7f00:1::1"}
+		"64:ff9b::7f00:1", "2002:7f00:1::1",
+		// IPv4-compatible (::/96), public or not: a deprecated form some stacks route as IPv4.
+		"::127.0.0.1", "::10.0.0.1", "::8.8.8.8", "::0.0.0.2",
+		// Site-local (fec0::/10), discard-only (100::/64) and the other non-global IPv6 ranges.
+		"fec0::1", "feff:ffff::1", "100::", "100::ffff:ffff:ffff:ffff", "2001:2::1", "2001:20::1", "3fff::1"}
 	for _, s := range blocked {
 		if domain.BlockedReason(netip.MustParseAddr(s)) == "" {
 			t.Errorf("%s is not blocked", s)
 		}
 	}
-	for _, s := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "::ffff:8.8.8.8"} {
+	for _, s := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "::ffff:8.8.8.8",
+		"2001:4860:4860::8888", "100:0:0:1::1", "2001:3::1", "2a00:1450:4001::1", "4000::1"} {
 		if r := domain.BlockedReason(netip.MustParseAddr(s)); r != "" {
 			t.Errorf("%s blocked as %s", s, r)
 		}
