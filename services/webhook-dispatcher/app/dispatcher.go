@@ -144,7 +144,8 @@ func (d *Dispatcher) try(ctx context.Context, c domain.Claim, trigger string) do
 }
 
 // logAttempt logs a recorded attempt (failures at info level, successes at debug level) and
-// announces it.
+// announces it. A failure's detail (the underlying error, with the addresses dialled), which
+// the partner-visible log never shows, is logged here for operators.
 func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.Attempted, status string, attempts int, trigger string) {
 	if d.cfg.Announce != nil {
 		d.cfg.Announce(c, status, attempts)
@@ -158,22 +159,23 @@ func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.At
 	}
 	d.log.Log(ctx, level, "webhook attempt", "delivery_id", c.ID, "event_id", c.EventID, "event_type", c.EventType,
 		"company", c.CompanyID, "status", status, "attempts", attempts,
-		"response_status", a.Outcome.StatusCode, "error", a.Outcome.Error, "trigger", trigger)
+		"response_status", a.Outcome.StatusCode, "error", a.Outcome.Error, "detail", a.Outcome.Detail,
+		"trigger", trigger)
 }
 
 // send performs the HTTP attempt of c with its endpoint's current URL and secret.
 func (d *Dispatcher) send(ctx context.Context, c domain.Claim) domain.Outcome {
 	if !c.Enabled || c.URL == "" {
-		return domain.Outcome{Error: "webhook endpoint is disabled or has no url"}
+		return domain.Outcome{Error: domain.FailDisabled}
 	}
 	secret, err := d.box.Open(c.CompanyID, c.Environment, c.SecretSealed)
 	if err != nil {
 		d.log.Error("cannot open webhook secret", "company", c.CompanyID, "err", err)
-		return domain.Outcome{Error: "signing secret unavailable"}
+		return domain.Outcome{Error: domain.FailSecret, Detail: err.Error()}
 	}
 	headers, err := domain.Headers(secret, c.ID.String(), c.EventType, d.now(), c.Payload)
 	if err != nil {
-		return domain.Outcome{Error: "signing failed: " + err.Error()}
+		return domain.Outcome{Error: domain.FailSigning, Detail: err.Error()}
 	}
 	// The attempt completes even when the dispatcher is stopping: its own timeout bounds it.
 	return d.sender.Send(context.WithoutCancel(ctx), c.URL, headers, c.Payload)

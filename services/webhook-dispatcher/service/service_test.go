@@ -22,6 +22,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -360,7 +361,8 @@ func TestCronRecoversDeliveriesStuckInFlight(t *testing.T) {
 
 // The outcome details of SPEC 6.1/6.3 are recorded: a 500 with a 5,000-character multibyte
 // body keeps its first 1,000 characters; a slow receiver is a timeout; a redirect is not
-// followed; a refused connection is named.
+// followed; a refused connection is "could not connect" (the partner-visible log names no
+// address and does not tell a refused port from an unknown name).
 func TestFailedAttemptDetails(t *testing.T) {
 	h := startDispatcher(t, map[string]string{"WEBHOOK_TIMEOUT": "300ms"})
 	rc := newReceiver(t)
@@ -384,11 +386,14 @@ func TestFailedAttemptDetails(t *testing.T) {
 			case <-time.After(2 * time.Second):
 			}
 		}, func(r logRow) bool {
-			return r.ResponseStatus == nil && r.ErrorMessage != nil && strings.HasPrefix(*r.ErrorMessage, "timeout")
+			return r.ResponseStatus == nil && r.ErrorMessage != nil && *r.ErrorMessage == domain.FailTimeout
 		}},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.srv.URL, http.StatusTemporaryRedirect)
-		}, func(r logRow) bool { return *r.ResponseStatus == 307 && r.Status == "FAILED" }},
+		}, func(r logRow) bool {
+			return *r.ResponseStatus == 307 && r.Status == "FAILED" &&
+				deref(r.ErrorMessage) == "HTTP 307 (redirects are not followed)"
+		}},
 	}
 	for i, c := range cases {
 		rc.setRespond(c.respond)
@@ -404,7 +409,7 @@ func TestFailedAttemptDetails(t *testing.T) {
 	rc.srv.Close()
 	h.publish(catalogueEvent(t, events.TypePaymentFailed, "acme"))
 	r := h.waitDeliveries("acme", 4, 1)[3]
-	if r.ErrorMessage == nil || *r.ErrorMessage != "connection refused" {
+	if r.ErrorMessage == nil || *r.ErrorMessage != domain.FailConnect {
 		t.Fatalf("refused: %v", deref(r.ErrorMessage))
 	}
 }
