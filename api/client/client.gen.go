@@ -1368,7 +1368,9 @@ type WebhookLogEntry struct {
 	// CreatedAt RFC 3339 in UTC with milliseconds.
 	//
 	// Examples: 2026-11-25T12:00:58.781Z
-	CreatedAt    Timestamp        `json:"created_at"`
+	CreatedAt Timestamp `json:"created_at"`
+
+	// ErrorMessage Why the attempt failed, one of a few fixed messages: `could not connect`, `timed out`, `TLS error`, `no valid HTTP response`, `HTTP 503` (the status; a 3xx adds `(redirects are not followed)`), `endpoint URL not allowed`, `webhook endpoint is disabled or has no url`, `signing secret unavailable`. It never names the addresses the endpoint's host resolved to, nor tells a refused connection from an unknown host name.
 	ErrorMessage *string          `json:"error_message"`
 	EventId      string           `json:"event_id"`
 	EventType    WebhookEventType `json:"event_type"`
@@ -1895,7 +1897,7 @@ type ConfigureWebhooksJSONBody struct {
 	Enabled    *bool `json:"enabled,omitempty"`
 	RollSecret *bool `json:"rollSecret,omitempty"`
 
-	// Url An absolute https:// URL of at most 2048 characters.
+	// Url An absolute https:// URL of at most 2048 characters, on port 443 (the default) or 8443; another port is 400 `VALIDATION_ERROR` (field `url`).
 	Url *string `json:"url,omitempty"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,6 +45,14 @@ type webhookStack struct {
 
 func newWebhookStack(t *testing.T) *webhookStack {
 	t.Helper()
+	// The receiver is an httptest server on loopback and a random port.
+	return newWebhookStackWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+		"WEBHOOK_ALLOW_ANY_PORT": "true"})
+}
+
+// newWebhookStackWith is newWebhookStack with the dispatcher's variables env added.
+func newWebhookStackWith(t *testing.T, env map[string]string) *webhookStack {
+	t.Helper()
 	st := &webhookStack{}
 	st.status.Store(http.StatusOK)
 	st.receiver = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -57,8 +66,10 @@ func newWebhookStack(t *testing.T) *webhookStack {
 	dsn := testkit.NewDatabase(t, migrations.Set(),
 		migrate.Set{Schema: whmigrations.Schema, Sources: whservice.Options(whservice.Config{}).Migrations})
 	natsURL := testkit.NATS(t)
-	whcfg, err := whservice.LoadConfigFrom(map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(make([]byte, 32)),
-		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "WEBHOOK_RETRY_SCHEDULE": "1ms", "WEBHOOK_TIMEOUT": "2s"})
+	vars := map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(make([]byte, 32)),
+		"WEBHOOK_RETRY_SCHEDULE": "1ms", "WEBHOOK_TIMEOUT": "2s"}
+	maps.Copy(vars, env)
+	whcfg, err := whservice.LoadConfigFrom(vars)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +195,29 @@ func TestWebhookConfigSecretRollAndValidation(t *testing.T) {
 		"VALIDATION_ERROR", "rollSecret")
 	assertError(t, st.call(sk, http.MethodPost, path, `{"secret":"mine"}`), http.StatusBadRequest,
 		"VALIDATION_ERROR", "secret")
+}
+
+// Without WEBHOOK_ALLOW_ANY_PORT (production), a webhook URL on a port other than 443 and 8443
+// is a 400 VALIDATION_ERROR naming the field, and the endpoint is left as it was.
+func TestWebhookConfigRefusesOtherPorts(t *testing.T) {
+	st := newWebhookStackWith(t, nil)
+	c := st.createCompany("Ports Ltd")
+	sk := c.Keys["sk_test"]
+	path := "/api/v1/dashboard/webhooks/config"
+	for _, u := range []string{"https://hooks.example.com:8080/in", "https://hooks.example.com:22/",
+		"https://hooks.example.com:0/", "https://93.184.216.34:5432/"} {
+		e := assertError(t, st.call(sk, http.MethodPost, path, `{"url":`+quote(u)+`}`), http.StatusBadRequest,
+			"VALIDATION_ERROR", "url")
+		if msg, _ := e["message"].(string); !strings.Contains(msg, "443 or 8443") {
+			t.Errorf("%s: message %q does not say which ports are allowed", u, msg)
+		}
+	}
+	for _, u := range []string{"https://hooks.example.com/in", "https://hooks.example.com:8443/in"} {
+		r := st.call(sk, http.MethodPost, path, `{"url":`+quote(u)+`}`)
+		if r.status != http.StatusOK || r.json(t)["url"] != u {
+			t.Fatalf("%s: %d %s", u, r.status, r.body)
+		}
+	}
 }
 
 func TestWebhookLogsFiltersManualRetryAndCron(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 type SenderConfig struct {
 	// Timeout is how long a receiver has to answer (WEBHOOK_TIMEOUT).
 	Timeout time.Duration
-	// Policy says whether http:// and non-public addresses are allowed.
+	// Policy says whether http://, non-public addresses and ports other than 443 and 8443 are
+	// allowed.
 	Policy domain.URLPolicy
 	// RootCAs, when set, replaces the system roots (tests trust their own TLS receivers).
 	RootCAs *x509.CertPool
@@ -101,6 +102,10 @@ func (s *Sender) Send(ctx context.Context, target string, headers map[string]str
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && s.policy.AllowHTTP) {
 		return domain.Outcome{Error: domain.FailURL, Detail: "only https endpoints are allowed"}
+	}
+	if !s.policy.PortAllowed(u) {
+		// Configured before the rule, or while WEBHOOK_ALLOW_ANY_PORT was on.
+		return domain.Outcome{Error: domain.FailURL, Detail: "port " + u.Port() + " is not allowed (WEBHOOK_ALLOW_ANY_PORT)"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

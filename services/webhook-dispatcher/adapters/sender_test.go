@@ -37,7 +37,9 @@ func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoCon
 func TestSenderRefusesNonPublicAddressesAtDialTime(t *testing.T) {
 	srv, pool, hits := tlsReceiver(t, ok)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	s := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, RootCAs: pool})
+	// Any port: the receiver's random one must reach the dial-time guard, which is under test.
+	s := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, RootCAs: pool,
+		Policy: domain.URLPolicy{AllowAnyPort: true}})
 	targets := []string{
 		"https://127.0.0.1:" + port + "/hook",
 		"https://localhost:" + port + "/hook", // resolves to 127.0.0.1 (and ::1)
@@ -67,7 +69,7 @@ func TestSenderRefusesNonPublicAddressesAtDialTime(t *testing.T) {
 	}
 	// The same receiver is reachable once private networks are allowed.
 	open := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, RootCAs: pool,
-		Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+		Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 	if out := open.Send(context.Background(), "https://127.0.0.1:"+port+"/hook", nil, nil); !out.Succeeded() {
 		t.Fatalf("allowed private network: %+v", out)
 	}
@@ -108,7 +110,7 @@ func TestSenderOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv, pool, _ := tlsReceiver(t, c.handler)
 			s := adapters.NewSender(adapters.SenderConfig{Timeout: 200 * time.Millisecond, RootCAs: pool,
-				Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+				Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 			out := s.Send(context.Background(), srv.URL+"/hook", map[string]string{"X-Test": "1"}, []byte(`{}`))
 			if out.StatusCode != c.wantStatus || out.Error != c.wantError {
 				t.Fatalf("outcome %+v, want status %d error %q", out, c.wantStatus, c.wantError)
@@ -123,7 +125,8 @@ func TestSenderOutcomes(t *testing.T) {
 	}
 	t.Run("untrusted certificate", func(t *testing.T) {
 		srv, _, _ := tlsReceiver(t, ok)
-		s := adapters.NewSender(adapters.SenderConfig{Timeout: time.Second, Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+		s := adapters.NewSender(adapters.SenderConfig{Timeout: time.Second,
+			Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 		if out := s.Send(context.Background(), srv.URL, nil, nil); out.Error != domain.FailTLS ||
 			!strings.Contains(out.Detail, "certificate") {
 			t.Fatalf("outcome %+v", out)
@@ -142,7 +145,8 @@ func TestSenderFailuresRevealNothingToPartners(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
-	open := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+	open := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second,
+		Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 	guarded := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second})
 	cases := []struct {
 		name, target string
@@ -186,7 +190,7 @@ func TestSenderCapsResponseHeaders(t *testing.T) {
 	}{{"8 KB", 8, true}, {"1 MB", 1024, false}} {
 		srv, pool, _ := tlsReceiver(t, headers(c.headers))
 		s := adapters.NewSender(adapters.SenderConfig{Timeout: 5 * time.Second, RootCAs: pool,
-			Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+			Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 		out := s.Send(context.Background(), srv.URL, nil, nil)
 		switch {
 		case c.ok && !out.Succeeded():
@@ -195,5 +199,28 @@ func TestSenderCapsResponseHeaders(t *testing.T) {
 			!strings.Contains(out.Detail, "exceeded")):
 			t.Errorf("%s of headers: %+v, want %q", c.name, out, domain.FailResponse)
 		}
+	}
+}
+
+// Ports other than 443 and 8443 are refused on every attempt, before anything is dialled
+// (a URL configured before the rule, or while WEBHOOK_ALLOW_ANY_PORT was on), unless allowed.
+func TestSenderRefusesOtherPorts(t *testing.T) {
+	srv, pool, hits := tlsReceiver(t, ok)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	strict := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, RootCAs: pool,
+		Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+	for _, target := range []string{"https://127.0.0.1:" + port + "/hook", "https://localhost:" + port + "/"} {
+		if out := strict.Send(context.Background(), target, nil, nil); out.Error != domain.FailURL ||
+			!strings.Contains(out.Detail, "port "+port) {
+			t.Errorf("%s: %+v, want %q", target, out, domain.FailURL)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the receiver on port %s was reached %d times", port, hits.Load())
+	}
+	anyPort := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second, RootCAs: pool,
+		Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
+	if out := anyPort.Send(context.Background(), "https://127.0.0.1:"+port+"/hook", nil, nil); !out.Succeeded() {
+		t.Fatalf("WEBHOOK_ALLOW_ANY_PORT: %+v", out)
 	}
 }

@@ -125,7 +125,7 @@ func closedPort(t *testing.T) string {
 // A failed attempt shows the partner only the generic message, in the delivery log and in the
 // retry's answer; the service log has what happened, with the address dialled.
 func TestFailureDetailsGoToTheServiceLogOnly(t *testing.T) {
-	f := newFixture(t, app.Config{Policy: domain.URLPolicy{AllowPrivateNetworks: true}})
+	f := newFixture(t, app.Config{Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
 	addr := closedPort(t)
 	f.configure(t, "acme", "https://"+addr+"/hooks?token=partner-secret")
 	id := f.failedDelivery(t, "acme")

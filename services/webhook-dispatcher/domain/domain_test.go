@@ -3,6 +3,7 @@ package domain_test
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -174,8 +175,35 @@ func TestValidateURL(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	dev := domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true}
+	dev := domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true, AllowAnyPort: true}
 	if _, err := dev.ValidateURL("http://127.0.0.1:9000/hook"); err != nil {
 		t.Errorf("dev policy refused a local http URL: %v", err)
+	}
+}
+
+// Ports are 443 and 8443 only (an https URL without one is 443, an http one 80), unless the
+// policy allows any; the refusal names the field.
+func TestValidateURLPorts(t *testing.T) {
+	strict := domain.URLPolicy{AllowHTTP: true}
+	for _, ok := range []string{"https://example.com/", "https://example.com:443/", "https://example.com:8443/hooks",
+		"http://example.com:443/", "https://[2606:4700::1111]:8443/"} {
+		if _, err := strict.ValidateURL(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"https://example.com:8080/", "https://example.com:22/", "https://example.com:25/",
+		"https://example.com:5432/", "https://example.com:80/", "http://example.com/", "https://example.com:0443/",
+		"https://[2606:4700::1111]:6379/"} {
+		_, err := strict.ValidateURL(bad)
+		var v *domain.ValidationError
+		if !errors.As(err, &v) || v.Field != "url" || !strings.Contains(v.Message, "443 or 8443") {
+			t.Errorf("%s: %v, want a validation error of url naming the ports", bad, err)
+		}
+	}
+	anyPort := domain.URLPolicy{AllowAnyPort: true}
+	for _, ok := range []string{"https://example.com:8080/", "https://example.com:9000/hooks"} {
+		if _, err := anyPort.ValidateURL(ok); err != nil {
+			t.Errorf("WEBHOOK_ALLOW_ANY_PORT: %s refused: %v", ok, err)
+		}
 	}
 }

@@ -19,6 +19,9 @@ type Config struct {
 	AllowPrivateNetworks bool `env:"WEBHOOK_ALLOW_PRIVATE_NETWORKS" envDefault:"false"`
 	// AllowHTTP lets endpoints use http:// (WEBHOOK_ALLOW_HTTP; the dev stack sets it).
 	AllowHTTP bool `env:"WEBHOOK_ALLOW_HTTP" envDefault:"false"`
+	// AllowAnyPort lets endpoints use ports other than 443 and 8443 (WEBHOOK_ALLOW_ANY_PORT; the
+	// dev stack sets it: local receivers listen on any port).
+	AllowAnyPort bool `env:"WEBHOOK_ALLOW_ANY_PORT" envDefault:"false"`
 	// RetrySchedule is the delay after each failed attempt (WEBHOOK_RETRY_SCHEDULE).
 	RetrySchedule domain.Schedule `env:"WEBHOOK_RETRY_SCHEDULE" envDefault:"5m,15m,45m,2h,6h"`
 	// Timeout is how long a receiver has to answer 2xx (WEBHOOK_TIMEOUT).

@@ -47,7 +47,8 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks}
+	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
+		AllowAnyPort: cfg.AllowAnyPort}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
 	d := app.NewDispatcher(adapters.NewStore(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
 		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,

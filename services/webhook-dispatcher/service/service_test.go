@@ -36,7 +36,7 @@ func TestConfigRequiresASecretKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Timeout != 10*time.Second || len(cfg.RetrySchedule) != 5 || cfg.RetrySchedule[4] != 6*time.Hour ||
-		cfg.AllowHTTP || cfg.AllowPrivateNetworks {
+		cfg.AllowHTTP || cfg.AllowPrivateNetworks || cfg.AllowAnyPort {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if _, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_RETRY_SCHEDULE": "5m,soon"}); err == nil {
@@ -422,9 +422,9 @@ func deref(s *string) string {
 }
 
 // Rolling the secret returns a new one once; later deliveries verify with it and not with the
-// old one; invalid URLs are refused.
+// old one; invalid URLs are refused, among them ports other than 443 and 8443.
 func TestConfigurationAndSecretRoll(t *testing.T) {
-	h := startDispatcher(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "false"})
+	h := startDispatcher(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "false", "WEBHOOK_ALLOW_ANY_PORT": "false"})
 	first := h.configure("acme", "https://hooks.example.com/in", false)
 	again := h.configure("acme", "", false)
 	if again.Secret != "" || again.URL != "https://hooks.example.com/in" || !again.Enabled {
@@ -442,12 +442,22 @@ func TestConfigurationAndSecretRoll(t *testing.T) {
 	if bytes.Contains(sealed, []byte(rolled.Secret)) || bytes.Contains(sealed, []byte("whsec_")) {
 		t.Fatal("secret stored in clear")
 	}
-	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope"} {
+	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope",
+		"https://hooks.example.com:8080/", "https://hooks.example.com:22/"} {
 		u := bad
 		if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != ports.CodeInvalid {
 			t.Fatalf("url %q: code %q, want 400", bad, code)
 		}
 	}
+	redis := "https://hooks.example.com:6379/"
+	if e := h.requestError(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test",
+		URL: &redis}); e.Field != "url" || !strings.Contains(e.Message, "443 or 8443") {
+		t.Fatalf("port 6379 refused with %+v, want the field url and the allowed ports", e)
+	}
+	if got := h.configure("acme", "", false); got.URL != "https://hooks.example.com/in" {
+		t.Fatalf("a refused URL changed the endpoint: %+v", got)
+	}
+	h.configure("acme", "https://hooks.example.com:8443/in", false)
 	off := false
 	var out ports.ConfigReply
 	if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", Enabled: &off}, &out); code != "" || out.Enabled {
