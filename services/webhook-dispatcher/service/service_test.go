@@ -359,6 +359,44 @@ func TestCronRecoversDeliveriesStuckInFlight(t *testing.T) {
 	}
 }
 
+// One company's dead endpoint with a backlog of due retries, all older, does not delay another
+// company's retries: a single cron run (20 attempts) retries every due delivery of the healthy
+// company, and gives the rest of the run to the dead endpoint's oldest.
+func TestCronRunIsFairAcrossCompanies(t *testing.T) {
+	h := startDispatcher(t, nil)
+	dead := newReceiver(t)
+	dead.setRespond(status(http.StatusServiceUnavailable))
+	alive := newReceiver(t)
+	h.configure("deadco", dead.srv.URL, false)
+	h.configure("aliveco", alive.srv.URL, false)
+	insert := func(company string, n int, dueAgo string) {
+		if _, err := h.db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id,
+			environment, event_id, event_type, payload, status, attempts, last_attempt_at, next_attempt_at)
+			SELECT gen_random_uuid(), id, company_id, environment, gen_random_uuid(), 'payment.created',
+				'{"event":"payment.created"}', 'FAILED', 1, now() - $3::interval - interval '5 minutes',
+				now() - $3::interval + i * interval '1 millisecond'
+			FROM endpoints, generate_series(1, $2) AS i WHERE company_id = $1`, company, n, dueAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("deadco", 100, "1 hour")
+	insert("aliveco", 3, "1 minute")
+	if r := h.cron(); r.TotalProcessed != 20 || r.Successful != 3 || r.Failed != 17 {
+		t.Fatalf("cron run %+v, want the healthy company's 3 and 17 of the dead endpoint's", r)
+	}
+	if got := len(alive.got()); got != 3 {
+		t.Fatalf("the healthy company got %d of its 3 retries", got)
+	}
+	if got := len(dead.got()); got != 17 {
+		t.Fatalf("the dead endpoint got %d attempts, want 17", got)
+	}
+	for _, r := range h.deliveries("aliveco") {
+		if r.Status != "SUCCESS" || r.Attempts != 2 {
+			t.Fatalf("healthy company's delivery after the run: %+v", r)
+		}
+	}
+}
+
 // The outcome details of SPEC 6.1/6.3 are recorded: a 500 with a 5,000-character multibyte
 // body keeps its first 1,000 characters; a slow receiver is a timeout; a redirect is not
 // followed; a refused connection is "could not connect" (the partner-visible log names no
