@@ -204,12 +204,17 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 				ORDER BY d.next_attempt_at, d.id
 				LIMIT $1) c),
 		turns AS (
+			-- Room for the rows concurrent claims are locking right now, which are skipped; the
+			-- bound also lets the planner fetch each row by its key instead of scanning every
+			-- due one.
 			SELECT id, next_attempt_at,
 				row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS turn
-			FROM candidates),
+			FROM candidates
+			ORDER BY turn, next_attempt_at, id
+			LIMIT $1 * 4),
 		picked AS (
 			-- The conditions again on the locked row: another claim may have taken it meanwhile.
-			SELECT d.id FROM deliveries d JOIN turns t ON t.id = d.id
+			SELECT d.id FROM turns t JOIN deliveries d ON d.id = t.id
 			WHERE `+due+` AND `+cond+`
 			ORDER BY t.turn, t.next_attempt_at, t.id
 			LIMIT $1
