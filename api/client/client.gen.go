@@ -2616,7 +2616,7 @@ type ClientInterface interface {
 
 	// RetryWebhook Attempt a delivery now, whatever its schedule
 	//
-	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 	//
 	// Corresponds with POST /api/v1/dashboard/webhooks/{log_id}/retry (the `RetryWebhook` operationId).
 	RetryWebhook(ctx context.Context, logId string, params *RetryWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3098,7 +3098,7 @@ func (c *Client) ListWebhookLogs(ctx context.Context, params *ListWebhookLogsPar
 
 // RetryWebhook Attempt a delivery now, whatever its schedule
 //
-// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 //
 // Corresponds with POST /api/v1/dashboard/webhooks/{log_id}/retry (the `RetryWebhook` operationId).
 func (c *Client) RetryWebhook(ctx context.Context, logId string, params *RetryWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4945,7 +4945,7 @@ type ClientWithResponsesInterface interface {
 
 	// RetryWebhookWithResponse Attempt a delivery now, whatever its schedule
 	//
-	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7896,7 +7896,7 @@ func (c *ClientWithResponses) ListWebhookLogsWithResponse(ctx context.Context, p
 
 // RetryWebhookWithResponse Attempt a delivery now, whatever its schedule
 //
-// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 //
 // Returns a wrapper object for the known response body format(s).
 //

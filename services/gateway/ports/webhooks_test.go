@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -217,6 +218,51 @@ func TestWebhookConfigRefusesOtherPorts(t *testing.T) {
 		if r.status != http.StatusOK || r.json(t)["url"] != u {
 			t.Fatalf("%s: %d %s", u, r.status, r.body)
 		}
+	}
+}
+
+// Manual retries are limited per company and environment (the dispatcher's token bucket):
+// past the burst a retry is 429 RATE_LIMITED with Retry-After and nothing is sent; the refusal
+// is not stored under its Idempotency-Key (a repeat is refused afresh, not replayed); another
+// company's retries are unaffected.
+func TestWebhookManualRetryRateLimited(t *testing.T) {
+	st := newWebhookStackWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+		"WEBHOOK_ALLOW_ANY_PORT": "true", "WEBHOOK_MANUAL_RETRY_RATE": "0.01", "WEBHOOK_MANUAL_RETRY_BURST": "2"})
+	busy, calm := st.createCompany("Busy Ltd"), st.createCompany("Calm Ltd")
+	retryPath := map[string]string{}
+	for _, c := range []company{busy, calm} {
+		sk := c.Keys["sk_test"]
+		if r := st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/config", `{"url":`+quote(st.receiver.URL)+`}`); r.status != http.StatusOK {
+			t.Fatalf("config: %d %s", r.status, r.body)
+		}
+		st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+		retryPath[c.ID] = "/api/v1/dashboard/webhooks/" + st.waitLogs(sk, "", 1)[0]["id"].(string) + "/retry"
+	}
+	sk := busy.Keys["sk_test"]
+	for i := range 2 {
+		if r := st.call(sk, http.MethodPost, retryPath[busy.ID], ""); r.status != http.StatusOK {
+			t.Fatalf("retry %d within the burst: %d %s", i+1, r.status, r.body)
+		}
+	}
+	hits := st.hits.Load()
+	retry := func() response {
+		return st.do(request{method: http.MethodPost, path: retryPath[busy.ID],
+			headers: map[string]string{"x-api-key": sk, "Idempotency-Key": "retry-once-more"}})
+	}
+	for _, r := range []response{retry(), retry()} {
+		assertError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
+		if n, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || n < 1 || n > 100 {
+			t.Fatalf("Retry-After %q, want 1 to 100 s", r.header.Get("Retry-After"))
+		}
+		if r.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("the refusal was stored and replayed under its Idempotency-Key")
+		}
+	}
+	if st.hits.Load() != hits {
+		t.Fatalf("a refused retry reached the receiver")
+	}
+	if r := st.call(calm.Keys["sk_test"], http.MethodPost, retryPath[calm.ID], ""); r.status != http.StatusOK {
+		t.Fatalf("another company's retry: %d %s", r.status, r.body)
 	}
 }
 

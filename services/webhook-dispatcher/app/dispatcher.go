@@ -49,6 +49,8 @@ type Config struct {
 	// Announce, when set, is told of every recorded attempt (the service publishes it for the
 	// dashboard's live view, package outcomes). It must not block.
 	Announce func(c domain.Claim, status string, attempts int)
+	// ManualRetries bounds the manual retries of each company and environment (zero: none).
+	ManualRetries RetryLimit
 }
 
 // Dispatcher runs the use cases.
@@ -63,6 +65,7 @@ type Dispatcher struct {
 	lanes    *lanes
 	recorder *recorder
 	inflight *inflight
+	retries  *retryLimiter
 	now      func() time.Time
 	recordTO time.Duration
 }
@@ -89,6 +92,7 @@ func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config
 	}
 	d.lanes = newLanes(cfg.EndpointConcurrency, cfg.EndpointQueue, d.runQueued)
 	d.inflight = newInflight()
+	d.retries = newRetryLimiter(cfg.ManualRetries)
 	d.recorder = newRecorder(d)
 	return d
 }
@@ -234,8 +238,13 @@ func (d *Dispatcher) RunDue(ctx context.Context, limit int) (CronResult, error) 
 }
 
 // RetryNow attempts delivery id of company and env at once, whatever its status and schedule
-// (SPEC 4.8), and returns the updated entry.
+// (SPEC 4.8), and returns the updated entry. Over the company's rate of manual retries it
+// refuses with a *domain.RateLimitedError, before touching the store.
 func (d *Dispatcher) RetryNow(ctx context.Context, company, env string, id uuid.UUID) (domain.Delivery, error) {
+	if wait, ok := d.retries.take(domain.Target{CompanyID: company, Environment: env}); !ok {
+		d.metrics.retriesLimited.Inc()
+		return domain.Delivery{}, &domain.RateLimitedError{RetryAfter: wait}
+	}
 	c, err := d.store.ClaimOne(ctx, id, company, env, d.lease)
 	if err != nil {
 		return domain.Delivery{}, err

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +156,45 @@ func TestFailureDetailsGoToTheServiceLogOnly(t *testing.T) {
 	}
 	if strings.Contains(detail, "partner-secret") {
 		t.Fatalf("the service log holds the endpoint URL's query: %q", detail)
+	}
+}
+
+// Manual retries are a token bucket per company and environment: past the burst a retry is
+// refused before anything is claimed or sent, with the wait until the next; another company,
+// and the same company's other environment, keep their own budgets.
+func TestManualRetriesAreRateLimitedPerCompany(t *testing.T) {
+	f := newFixture(t, app.Config{ManualRetries: app.RetryLimit{Rate: 0.01, Burst: 2},
+		Policy: domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true, AllowAnyPort: true}})
+	var hits atomic.Int64
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(rc.Close)
+	f.configure(t, "acme", rc.URL)
+	f.configure(t, "beta", rc.URL)
+	ctx := context.Background()
+	id := f.failedDelivery(t, "acme")
+	for i := range 2 {
+		if del, err := f.d.RetryNow(ctx, "acme", "test", id); err != nil || del.Status != domain.StatusSuccess {
+			t.Fatalf("retry %d within the burst: %+v, %v", i+1, del, err)
+		}
+	}
+	_, err := f.d.RetryNow(ctx, "acme", "test", id)
+	var limited *domain.RateLimitedError
+	if !errors.As(err, &limited) || !errors.Is(err, domain.ErrRateLimited) || limited.Seconds() < 1 ||
+		limited.RetryAfter > 100*time.Second {
+		t.Fatalf("third retry: %v, want a rate limit with a wait of at most 100 s", err)
+	}
+	if hits.Load() != 2 {
+		t.Fatalf("the receiver got %d requests, want 2", hits.Load())
+	}
+	var attempts int
+	if err := f.db.QueryRow(ctx, `SELECT attempts FROM deliveries WHERE id = $1`, id).Scan(&attempts); err != nil ||
+		attempts != 3 {
+		t.Fatalf("attempts %d (%v), want 3: the refused retry must not count", attempts, err)
+	}
+	if _, err := f.d.RetryNow(ctx, "beta", "test", f.failedDelivery(t, "beta")); err != nil {
+		t.Fatalf("another company's retry: %v", err)
+	}
+	if _, err := f.d.RetryNow(ctx, "acme", "live", uuid.New()); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("the other environment's retry: %v, want not found (its own budget)", err)
 	}
 }

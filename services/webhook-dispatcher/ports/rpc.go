@@ -32,7 +32,10 @@ const (
 	CodeInvalid  = "400"
 	CodeNotFound = "404"
 	CodeInFlight = "409"
-	CodeInternal = "500"
+	// CodeRateLimited refuses a manual retry over its company's rate; the body's RetryAfter says
+	// when the next is accepted.
+	CodeRateLimited = "429"
+	CodeInternal    = "500"
 )
 
 // ConfigRequest configures the endpoint of a company and environment.
@@ -92,6 +95,8 @@ type LogEntry struct {
 type ErrorBody struct {
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	// RetryAfter is the seconds until a request refused for its rate (429) will be accepted.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 // NewLogEntry renders a delivery.
@@ -218,13 +223,16 @@ func (r *RPC) reply(req micro.Request, v any) {
 
 func (r *RPC) fail(req micro.Request, err error) {
 	var (
-		v    *domain.ValidationError
-		code string
-		body ErrorBody
+		v       *domain.ValidationError
+		limited *domain.RateLimitedError
+		code    string
+		body    ErrorBody
 	)
 	switch {
 	case errors.As(err, &v):
 		code, body = CodeInvalid, ErrorBody{Message: v.Message, Field: v.Field}
+	case errors.As(err, &limited):
+		code, body = CodeRateLimited, ErrorBody{Message: limited.Error(), RetryAfter: limited.Seconds()}
 	case errors.Is(err, domain.ErrNotFound):
 		code, body = CodeNotFound, ErrorBody{Message: "webhook delivery not found"}
 	case errors.Is(err, domain.ErrInFlight):

@@ -52,7 +52,8 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
 	d := app.NewDispatcher(adapters.NewStore(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
 		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
-		Announce: announcer(rt)}, metrics, rt.Log)
+		Announce:      announcer(rt),
+		ManualRetries: app.RetryLimit{Rate: cfg.ManualRetryRate, Burst: cfg.ManualRetryBurst}}, metrics, rt.Log)
 	stopLanes := d.Start(ctx)
 	if err := startConsumers(ctx, rt, d, cfg.Partitions); err != nil {
 		stopLanes()

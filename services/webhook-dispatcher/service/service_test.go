@@ -44,6 +44,25 @@ func TestConfigRequiresASecretKey(t *testing.T) {
 	}
 }
 
+// Manual retries are limited by default (1 a second, bursts of 10, per company and
+// environment); a negative or non-numeric rate, or a burst below 1, is refused at start.
+func TestConfigOfManualRetryLimit(t *testing.T) {
+	cfg, err := service.LoadConfigFrom(map[string]string{})
+	if err != nil || cfg.ManualRetryRate != 1 || cfg.ManualRetryBurst != 10 {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if cfg, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_MANUAL_RETRY_RATE": "0",
+		"WEBHOOK_MANUAL_RETRY_BURST": "0"}); err != nil || cfg.ManualRetryRate != 0 {
+		t.Fatalf("the limit turned off: %+v, %v", cfg, err)
+	}
+	for _, env := range []map[string]string{{"WEBHOOK_MANUAL_RETRY_RATE": "-1"}, {"WEBHOOK_MANUAL_RETRY_RATE": "NaN"},
+		{"WEBHOOK_MANUAL_RETRY_RATE": "fast"}, {"WEBHOOK_MANUAL_RETRY_BURST": "0"}, {"WEBHOOK_MANUAL_RETRY_BURST": "-3"}} {
+		if _, err := service.LoadConfigFrom(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+}
+
 // Every catalogue event of SPEC 6.4 reaches the endpoint once, with exactly its data fields,
 // signed over the raw bytes with both schemes; pool events outside the catalogue do not.
 func TestEveryCatalogueEventIsDeliveredSigned(t *testing.T) {
