@@ -2611,6 +2611,8 @@ type ClientInterface interface {
 
 	// ListWebhookLogs The delivery log, newest first
 	//
+	// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
+	//
 	// Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
 	ListWebhookLogs(ctx context.Context, params *ListWebhookLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3082,6 +3084,8 @@ func (c *Client) ConfigureWebhooks(ctx context.Context, params *ConfigureWebhook
 }
 
 // ListWebhookLogs The delivery log, newest first
+//
+// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
 //
 // Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
 func (c *Client) ListWebhookLogs(ctx context.Context, params *ListWebhookLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4937,6 +4941,8 @@ type ClientWithResponsesInterface interface {
 	ConfigureWebhooksWithResponse(ctx context.Context, params *ConfigureWebhooksParams, body ConfigureWebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfigureWebhooksResponse, error)
 
 	// ListWebhookLogsWithResponse The delivery log, newest first
+	//
+	// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7882,6 +7888,8 @@ func (c *ClientWithResponses) ConfigureWebhooksWithResponse(ctx context.Context,
 }
 
 // ListWebhookLogsWithResponse The delivery log, newest first
+//
+// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
 //
 // Returns a wrapper object for the known response body format(s).
 //

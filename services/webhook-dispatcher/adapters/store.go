@@ -384,3 +384,21 @@ func (s *Store) RecordAll(ctx context.Context, recs []domain.Recording) (map[uui
 	}
 	return recorded, nil
 }
+
+// PruneDelivered deletes up to limit deliveries delivered (SUCCESS) more than olderThan ago,
+// oldest first, and returns how many. A delivery leased by a manual retry in flight is kept,
+// and rows another statement holds are skipped, so replicas pruning at once never wait for
+// each other.
+func (s *Store) PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+	tag, err := s.db.Exec(ctx, `DELETE FROM deliveries WHERE id IN (
+			SELECT id FROM deliveries
+			WHERE status = 'SUCCESS' AND last_attempt_at < now() - $1 * interval '1 millisecond'
+				AND (lease_until IS NULL OR lease_until < now())
+			ORDER BY last_attempt_at
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)`, olderThan.Milliseconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("pruning delivered deliveries: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/migrate"
@@ -283,5 +285,78 @@ func TestClaimStrandedTakesEndpointsInTurn(t *testing.T) {
 		if c.Status != domain.StatusPending || c.Attempts != 0 {
 			t.Fatalf("recovery took a delivery already attempted: %+v", c.Delivery)
 		}
+	}
+}
+
+// insertAged inserts n deliveries of company with status, last attempted ago (the i-th one i
+// milliseconds later), leased when leased is set.
+func insertAged(t *testing.T, db *pgxpool.Pool, company, status string, n int, ago time.Duration, leased bool) {
+	t.Helper()
+	lease := "NULL"
+	if leased {
+		lease = "now() + interval '1 minute'"
+	}
+	if _, err := db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id, environment,
+		event_id, event_type, payload, status, attempts, last_attempt_at, lease_until, lease_token)
+		SELECT gen_random_uuid(), e.id, e.company_id, e.environment, gen_random_uuid(), 'payment.created', '{}', $3,
+			1, now() - $4 * interval '1 millisecond' + i * interval '1 millisecond', `+lease+`, gen_random_uuid()
+		FROM endpoints e, generate_series(1, $2) AS i WHERE e.company_id = $1`,
+		company, n, status, ago.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// PruneDelivered deletes delivered deliveries older than the retention, oldest first, at most
+// a batch per call; it keeps recent ones, failed and pending ones whatever their age, and one
+// a manual retry holds.
+func TestPruneDeliveredDeletesOnlyOldDeliveredInBatches(t *testing.T) {
+	s, db := newStore(t, []string{"a", "b"}, nil)
+	ctx := context.Background()
+	const month = 30 * 24 * time.Hour
+	insertAged(t, db, "a", domain.StatusSuccess, 1100, 40*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusSuccess, 100, 31*24*time.Hour, false)
+	insertAged(t, db, "a", domain.StatusSuccess, 3, 29*24*time.Hour, false)
+	insertAged(t, db, "a", domain.StatusFailed, 4, 90*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusPending, 2, 90*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusSuccess, 1, 90*24*time.Hour, true)
+
+	var batches []int
+	for {
+		n, err := s.PruneDelivered(ctx, month, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, n)
+		if n == 0 {
+			break
+		}
+	}
+	if !slices.Equal(batches, []int{500, 500, 200, 0}) {
+		t.Fatalf("batches %v, want 500, 500, 200, 0", batches)
+	}
+	rows, err := db.Query(ctx, `SELECT status, coalesce(lease_until > now(), false),
+		last_attempt_at > now() - interval '30 days', count(*) FROM deliveries GROUP BY 1, 2, 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type kept struct {
+		status        string
+		leased, young bool
+	}
+	got := map[kept]int{}
+	var (
+		k kept
+		n int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k.status, &k.leased, &k.young, &n}, func() error {
+		got[k] = n
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[kept]int{{domain.StatusSuccess, false, true}: 3, {domain.StatusFailed, false, false}: 4,
+		{domain.StatusPending, false, false}: 2, {domain.StatusSuccess, true, false}: 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("left %v, want %v", got, want)
 	}
 }

@@ -26,6 +26,7 @@ type Store interface {
 	Release(ctx context.Context, c domain.Claim) error
 	Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error)
 	RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error)
+	PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error)
 }
 
 // Sender POSTs one attempt (implemented by adapters.Sender).

@@ -39,6 +39,11 @@ type Config struct {
 	// ManualRetryBurst at once (WEBHOOK_MANUAL_RETRY_BURST). Per dispatcher replica.
 	ManualRetryRate  float64 `env:"WEBHOOK_MANUAL_RETRY_RATE" envDefault:"1"`
 	ManualRetryBurst int     `env:"WEBHOOK_MANUAL_RETRY_BURST" envDefault:"10"`
+	// DeliveryRetention is how long delivered deliveries stay in the log
+	// (WEBHOOK_DELIVERY_RETENTION; 0 keeps them forever); PruneInterval is how often the older
+	// ones are deleted (WEBHOOK_PRUNE_INTERVAL).
+	DeliveryRetention time.Duration `env:"WEBHOOK_DELIVERY_RETENTION" envDefault:"720h"`
+	PruneInterval     time.Duration `env:"WEBHOOK_PRUNE_INTERVAL" envDefault:"1h"`
 	// Partitions is the number of partitions of the events stream (WEBHOOK_PARTITIONS): each is
 	// consumed by one dispatcher at a time, in order, and the dispatchers share them. The same
 	// value on every replica; changing it means re-creating the stream (ports.ErrPartitionsChanged).
@@ -73,6 +78,12 @@ func (c Config) validate() error {
 	}
 	if c.ManualRetryRate > 0 && c.ManualRetryBurst < 1 {
 		return fmt.Errorf("WEBHOOK_MANUAL_RETRY_BURST must be at least 1, not %d", c.ManualRetryBurst)
+	}
+	if c.DeliveryRetention < 0 {
+		return fmt.Errorf("WEBHOOK_DELIVERY_RETENTION must be 0 (keep forever) or positive, not %s", c.DeliveryRetention)
+	}
+	if c.DeliveryRetention > 0 && c.PruneInterval <= 0 {
+		return fmt.Errorf("WEBHOOK_PRUNE_INTERVAL must be positive, not %s", c.PruneInterval)
 	}
 	return nil
 }

@@ -64,6 +64,11 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		interval = 10 * time.Second
 	}
 	rt.Go("webhooks-recovery", func(ctx context.Context) error { return d.Recover(ctx, interval) })
+	if cfg.DeliveryRetention > 0 {
+		rt.Go("webhooks-prune", func(ctx context.Context) error {
+			return d.Prune(ctx, cfg.DeliveryRetention, cfg.PruneInterval)
+		})
+	}
 	stop, err := ports.NewRPC(d, rt.Log).Serve(ctx, rt.NC)
 	if err != nil {
 		stopLanes()

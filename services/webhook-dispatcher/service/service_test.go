@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -41,6 +42,25 @@ func TestConfigRequiresASecretKey(t *testing.T) {
 	}
 	if _, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_RETRY_SCHEDULE": "5m,soon"}); err == nil {
 		t.Fatal("a bad schedule was accepted")
+	}
+}
+
+// Delivered deliveries are kept 30 days by default, pruned hourly; 0 keeps them forever; a
+// negative retention, or no interval to prune with, is refused at start.
+func TestConfigOfDeliveryRetention(t *testing.T) {
+	cfg, err := service.LoadConfigFrom(map[string]string{})
+	if err != nil || cfg.DeliveryRetention != 30*24*time.Hour || cfg.PruneInterval != time.Hour {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if _, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_DELIVERY_RETENTION": "0",
+		"WEBHOOK_PRUNE_INTERVAL": "0s"}); err != nil {
+		t.Fatalf("retention off: %v", err)
+	}
+	for _, env := range []map[string]string{{"WEBHOOK_DELIVERY_RETENTION": "-1h"}, {"WEBHOOK_DELIVERY_RETENTION": "30d"},
+		{"WEBHOOK_PRUNE_INTERVAL": "0s"}, {"WEBHOOK_PRUNE_INTERVAL": "-5m"}} {
+		if _, err := service.LoadConfigFrom(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
 	}
 }
 
@@ -608,5 +628,48 @@ func TestSlowEndpointDoesNotDelayOtherCompanies(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s", want)
 		}
+	}
+}
+
+// The dispatcher prunes delivered deliveries past WEBHOOK_DELIVERY_RETENTION by itself, every
+// WEBHOOK_PRUNE_INTERVAL, in batches (1,200 here, more than two), and only those: a fresh
+// delivery and old failed ones stay in the log.
+func TestDeliveredDeliveriesArePrunedAfterTheRetention(t *testing.T) {
+	h := startDispatcher(t, map[string]string{"WEBHOOK_DELIVERY_RETENTION": "720h", "WEBHOOK_PRUNE_INTERVAL": "50ms"})
+	rc := newReceiver(t)
+	h.configure("acme", rc.srv.URL, false)
+	h.publish(catalogueEvent(t, events.TypePaymentCreated, "acme"))
+	fresh := h.waitDeliveries("acme", 1, 1)[0]
+	if _, err := h.db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id, environment,
+		event_id, event_type, payload, status, attempts, last_attempt_at)
+		SELECT gen_random_uuid(), id, company_id, environment, gen_random_uuid(), 'payment.created', '{}',
+			CASE WHEN i <= 1200 THEN 'SUCCESS' ELSE 'FAILED' END, 6, now() - interval '31 days'
+		FROM endpoints, generate_series(1, 1202) AS i WHERE company_id = 'acme'`); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		var old int
+		if err := h.db.QueryRow(context.Background(), `SELECT count(*) FROM deliveries
+			WHERE status = 'SUCCESS' AND last_attempt_at < now() - interval '30 days'`).Scan(&old); err != nil {
+			return err
+		}
+		if old != 0 {
+			return fmt.Errorf("%d old delivered deliveries left", old)
+		}
+		return nil
+	})
+	rows := h.deliveries("acme")
+	if len(rows) != 3 || rows[0].ID != fresh.ID || rows[0].Status != "SUCCESS" ||
+		rows[1].Status != "FAILED" || rows[2].Status != "FAILED" {
+		t.Fatalf("left in the log: %+v, want the fresh delivery and the 2 failed ones", rows)
+	}
+	resp, err := http.Get("http://" + h.s.HealthAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "webhook_deliveries_pruned_total 1200") {
+		t.Fatal("metrics lack webhook_deliveries_pruned_total 1200")
 	}
 }
