@@ -179,6 +179,12 @@ func (s *Store) Deliverable(ctx context.Context, targets []domain.Target) (map[d
 	return out, nil
 }
 
+// claimHeadroom is how many candidates a claim considers per delivery it may take (per
+// endpoint and in all): the rows that concurrent claims (overlapping cron runs, other
+// replicas' recovery passes) are locking at that moment are skipped, and the candidates
+// behind them must be enough for up to claimHeadroom claims at once to each fill its batch.
+const claimHeadroom = 4
+
 // ClaimDue leases up to limit deliveries whose automatic attempt is due, taken fairly across
 // endpoints (claimWhere), skipping those another attempt holds (a live lease, or rows another
 // transaction is claiming right now). Deliveries whose lease expired (their dispatcher died)
@@ -193,7 +199,8 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([
 // endpoint with thousands of due retries thus takes one turn per round like any other, instead
 // of every batch until its backlog is gone, so it never delays another company's retries; an
 // endpoint alone with due deliveries still gets the whole batch. Each endpoint's candidates are
-// read from its own index range, at most limit of them, so a backlog is never scanned whole.
+// read from its own index range, a few batches of them at most, so a backlog is never scanned
+// whole.
 func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
 	claimedAt := time.Now()
 	const due = `d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())`
@@ -202,16 +209,15 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 				SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d
 				WHERE d.endpoint_id = e.id AND `+due+` AND `+cond+`
 				ORDER BY d.next_attempt_at, d.id
-				LIMIT $1) c),
+				LIMIT $4) c),
 		turns AS (
-			-- Room for the rows concurrent claims are locking right now, which are skipped; the
-			-- bound also lets the planner fetch each row by its key instead of scanning every
+			-- The bound lets the planner fetch each row by its key instead of scanning every
 			-- due one.
 			SELECT id, next_attempt_at,
 				row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS turn
 			FROM candidates
 			ORDER BY turn, next_attempt_at, id
-			LIMIT $1 * 4),
+			LIMIT $4),
 		picked AS (
 			-- The conditions again on the locked row: another claim may have taken it meanwhile.
 			SELECT d.id FROM turns t JOIN deliveries d ON d.id = t.id
@@ -224,7 +230,7 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 			FROM picked WHERE d.id = picked.id
 			RETURNING d.*)
 		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id
-		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New())
+		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New(), limit*claimHeadroom)
 	if err != nil {
 		return nil, fmt.Errorf("claiming due deliveries: %w", err)
 	}

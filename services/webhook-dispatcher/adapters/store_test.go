@@ -263,6 +263,39 @@ func TestClaimDueTakesEndpointsInTurn(t *testing.T) {
 	}
 }
 
+// Rows that a concurrent claim is locking are skipped, and the claim still fills its batch
+// from the candidates behind them: two overlapping cron runs each get 20.
+func TestClaimDueFillsItsBatchPastRowsAnotherClaimLocks(t *testing.T) {
+	s, db := newStore(t, []string{"a"}, nil)
+	ctx := context.Background()
+	insertDue(t, db, "a", 45, time.Hour, true)
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT id FROM deliveries ORDER BY next_attempt_at, id LIMIT 20 FOR UPDATE`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil || len(locked) != 20 {
+		t.Fatalf("locked %d rows: %v", len(locked), err)
+	}
+	claims, err := s.ClaimDue(ctx, 20, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims) != 20 {
+		t.Fatalf("%d claims past the 20 locked rows, want 20", len(claims))
+	}
+	for _, c := range claims {
+		if slices.Contains(locked, c.ID) {
+			t.Fatalf("claimed %s, which another claim holds", c.ID)
+		}
+	}
+}
+
 // Recovery of stranded first attempts is fair the same way: another company's two stranded
 // deliveries are in the first pass although one endpoint has 300 older ones (more than a pass
 // takes), and failed retries are not stranded first attempts.
