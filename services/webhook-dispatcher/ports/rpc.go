@@ -149,7 +149,7 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 			r.inflight.Add(1)
 			go func() {
 				defer r.inflight.Done()
-				h(ctx, req)
+				h(ctx, laterReply{Request: req, nc: nc})
 			}()
 		}), micro.WithEndpointSubject(subject))
 		if err != nil {
@@ -161,6 +161,36 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 		_ = svc.Stop()
 		r.inflight.Wait()
 	}, nil
+}
+
+// laterReply answers a request after micro's handler has returned. micro reads what a
+// request's answer was (for its error statistics) as soon as the handler returns, so answering
+// through micro.Request from another goroutine races with that read; laterReply publishes the
+// same answer (micro's error headers included) on the connection instead. Answer options are
+// not supported: no handler passes any.
+type laterReply struct {
+	micro.Request
+	nc *nats.Conn
+}
+
+func (l laterReply) Respond(data []byte, _ ...micro.RespondOpt) error {
+	return l.nc.Publish(l.Reply(), data)
+}
+
+func (l laterReply) RespondJSON(v any, _ ...micro.RespondOpt) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return l.Respond(data)
+}
+
+func (l laterReply) Error(code, description string, data []byte, _ ...micro.RespondOpt) error {
+	msg := nats.NewMsg(l.Reply())
+	msg.Header.Set(micro.ErrorHeader, description)
+	msg.Header.Set(micro.ErrorCodeHeader, code)
+	msg.Data = data
+	return l.nc.PublishMsg(msg)
 }
 
 func (r *RPC) config(ctx context.Context, req micro.Request) {
