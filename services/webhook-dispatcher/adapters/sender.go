@@ -105,7 +105,8 @@ func (s *Sender) Send(ctx context.Context, target string, headers map[string]str
 	}
 	if !s.policy.PortAllowed(u) {
 		// Configured before the rule, or while WEBHOOK_ALLOW_ANY_PORT was on.
-		return domain.Outcome{Error: domain.FailURL, Detail: "port " + u.Port() + " is not allowed (WEBHOOK_ALLOW_ANY_PORT)"}
+		return domain.Outcome{Error: domain.FailURL,
+			Detail: "port " + domain.Port(u) + " is not allowed (WEBHOOK_ALLOW_ANY_PORT)"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

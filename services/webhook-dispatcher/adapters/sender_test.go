@@ -215,6 +215,12 @@ func TestSenderRefusesOtherPorts(t *testing.T) {
 			t.Errorf("%s: %+v, want %q", target, out, domain.FailURL)
 		}
 	}
+	plain := adapters.NewSender(adapters.SenderConfig{Timeout: 2 * time.Second,
+		Policy: domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true}})
+	if out := plain.Send(context.Background(), "http://127.0.0.1/hook", nil, nil); out.Error != domain.FailURL ||
+		!strings.Contains(out.Detail, "port 80 ") {
+		t.Errorf("http:// without a port is port 80: %+v", out)
+	}
 	if hits.Load() != 0 {
 		t.Fatalf("the receiver on port %s was reached %d times", port, hits.Load())
 	}

@@ -25,21 +25,22 @@ type URLPolicy struct {
 // log whether it answered.
 var AllowedPorts = []string{"443", "8443"}
 
-// PortAllowed reports whether u's port (its scheme's default when it names none: 443, or 80
-// for http) may be used.
+// PortAllowed reports whether u's port may be used.
 func (p URLPolicy) PortAllowed(u *url.URL) bool {
-	if p.AllowAnyPort {
-		return true
-	}
-	port := u.Port()
+	return p.AllowAnyPort || slices.Contains(AllowedPorts, Port(u))
+}
+
+// Port returns the port u connects to: the one it names, else its scheme's (443, or 80 for
+// http).
+func Port(u *url.URL) string {
 	switch {
-	case port != "":
+	case u.Port() != "":
+		return u.Port()
 	case u.Scheme == "http":
-		port = "80"
+		return "80"
 	default:
-		port = "443"
+		return "443"
 	}
-	return slices.Contains(AllowedPorts, port)
 }
 
 // ValidateURL checks an endpoint URL at configuration time: absolute https (http only when
