@@ -62,10 +62,9 @@ func (l *logBuffer) records(t *testing.T, msg string) []map[string]any {
 
 // fixture is a Dispatcher on a fresh database with the real store and HTTP sender.
 type fixture struct {
-	d     *app.Dispatcher
-	store *adapters.Store
-	db    *pgxpool.Pool
-	log   *logBuffer
+	d   *app.Dispatcher
+	db  *pgxpool.Pool
+	log *logBuffer
 }
 
 func newFixture(t *testing.T, cfg app.Config) *fixture {
@@ -84,9 +83,9 @@ func newFixture(t *testing.T, cfg app.Config) *fixture {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	f := &fixture{store: adapters.NewStore(db), db: db, log: &logBuffer{}}
+	f := &fixture{db: db, log: &logBuffer{}}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: cfg.Policy})
-	f.d = app.NewDispatcher(f.store, sender, box, cfg, metrics,
+	f.d = app.NewDispatcher(adapters.NewStore(db), sender, box, cfg, metrics,
 		slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	return f
 }
