@@ -106,8 +106,14 @@ func TestComposeFile(t *testing.T) {
 	if !publishes(c.Services[Gateway].Ports, "8080", "8080") {
 		t.Errorf("gateway does not publish 8080: %v", c.Services[Gateway].Ports)
 	}
-	if c.Services[Gateway].Environment["ADMIN_TOKEN"] == "" || c.Services[Gateway].Environment["CRON_SECRET"] == "" {
-		t.Error("gateway: no ADMIN_TOKEN or CRON_SECRET")
+	// The gateway refuses a secret shorter than 32 bytes, the fake defaults included (issue 16).
+	for _, v := range []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET"} {
+		if d := composeDefault(c.Services[Gateway].Environment[v]); len(d) < MinSecretBytes {
+			t.Errorf("gateway: the default %s %q is shorter than %d bytes", v, d, MinSecretBytes)
+		}
+	}
+	if c.Services["cron"].Environment["CRON_SECRET"] != c.Services[Gateway].Environment["CRON_SECRET"] {
+		t.Error("cron and gateway disagree on CRON_SECRET")
 	}
 	if c.Services["merchant"].Environment["WALLET_MASTER_SEED"] == "" {
 		t.Error("merchant: no WALLET_MASTER_SEED")
@@ -120,6 +126,14 @@ func TestComposeFile(t *testing.T) {
 		cron.Environment["CRON_SECRET"] == "" {
 		t.Errorf("cron does not call %s with CRON_SECRET: %v", CronPath, cmd)
 	}
+}
+
+// composeDefault is the value of "${VAR:-default}" when VAR is unset, or value itself.
+func composeDefault(value string) string {
+	if m := regexp.MustCompile(`^\$\{[A-Z_]+:-(.*)\}$`).FindStringSubmatch(value); m != nil {
+		return m[1]
+	}
+	return value
 }
 
 // publishes reports whether ports (short "[ip:]host:container" or long syntax) maps host to

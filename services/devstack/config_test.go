@@ -30,11 +30,14 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 }
 
+// longAdminToken is an ADMIN_TOKEN the gateway accepts (MinSecretBytes or more).
+const longAdminToken = "adm-0123456789abcdef0123456789abcdef"
+
 func TestLoadConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadConfig(map[string]string{
 		"BIN_DIR": "/opt/bin", "DATA_DIR": "/var/dev", "DEV_CRON_INTERVAL": "0", "GATEWAY_ADDR": ":9000",
-		"ADMIN_TOKEN": "adm", "WALLET_MASTER_SEED": "seed", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
+		"ADMIN_TOKEN": longAdminToken, "WALLET_MASTER_SEED": "seed", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +46,7 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" {
 		t.Fatalf("config: %+v", cfg)
 	}
-	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletMasterSeed != "seed" || cfg.Secrets.CronSecret != "" {
+	if cfg.Secrets.AdminToken != longAdminToken || cfg.Secrets.WalletMasterSeed != "seed" || cfg.Secrets.CronSecret != "" {
 		t.Fatalf("secrets: %+v", cfg.Secrets)
 	}
 	// Without BIN_DIR the binaries are where `make build` puts them: under DATA_DIR.
@@ -63,6 +66,10 @@ func TestLoadConfigRejects(t *testing.T) {
 		"bad port":        {"DEV_PG_PORT": "70000"},
 		"bad log format":  {"LOG_FORMAT": "xml"},
 		"zero stop delay": {"DEV_STOP_TIMEOUT": "0s"},
+		// The gateway would refuse them, once PostgreSQL and NATS are up (issue 16).
+		"short admin token":        {"ADMIN_TOKEN": "adm"},
+		"short cron secret":        {"CRON_SECRET": strings.Repeat("c", MinSecretBytes-1)},
+		"short idempotency secret": {"IDEMPOTENCY_SECRET": "idem"},
 	}
 	for name, environ := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,7 +88,8 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Resolved{DatabaseURL: "postgres://db", NATSURL: "nats://n", DataDir: "/d",
-		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", WebhookSecretKey: "whk", WalletMasterSeed: "seed"}}
+		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", IdempotencySecret: "idem", WebhookSecretKey: "whk",
+			WalletMasterSeed: "seed"}}
 	base := []string{"PATH=/bin", "ADMIN_TOKEN=from-shell", "HEALTH_ADDR=:1"}
 	envOf := func(name string) map[string]string {
 		m := map[string]string{}
@@ -92,12 +100,14 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 		return m
 	}
 	gw := envOf("gateway")
-	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
+	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["IDEMPOTENCY_SECRET"] != "idem" ||
+		gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
 		gw["HEALTH_ADDR"] != "" || gw["WALLET_MASTER_SEED"] != "" || gw["PATH"] != "/bin" {
 		t.Errorf("gateway env: %v", gw)
 	}
 	m := envOf("merchant")
-	if m["WALLET_MASTER_SEED"] != "seed" || m["ADMIN_TOKEN"] != "" || m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
+	if m["WALLET_MASTER_SEED"] != "seed" || m["ADMIN_TOKEN"] != "" || m["IDEMPOTENCY_SECRET"] != "" ||
+		m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
 		m["DATABASE_URL"] != "postgres://db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
 		t.Errorf("merchant env: %v", m)
 	}

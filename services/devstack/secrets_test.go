@@ -21,8 +21,9 @@ func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 	if seed, err := hex.DecodeString(first.WalletMasterSeed); err != nil || len(seed) != 64 {
 		t.Errorf("WALLET_MASTER_SEED %q is not the hex of 64 bytes (%v)", first.WalletMasterSeed, err)
 	}
-	if len(first.AdminToken) != 64 || len(first.CronSecret) != 64 || first.AdminToken == first.CronSecret {
-		t.Errorf("tokens: %q %q", first.AdminToken, first.CronSecret)
+	if len(first.AdminToken) != 64 || len(first.CronSecret) != 64 || len(first.IdempotencySecret) != 64 ||
+		first.AdminToken == first.CronSecret || first.IdempotencySecret == first.AdminToken {
+		t.Errorf("tokens: %q %q %q", first.AdminToken, first.CronSecret, first.IdempotencySecret)
 	}
 	fi, err := os.Stat(filepath.Join(dir, SecretsFile))
 	if err != nil {
@@ -74,7 +75,8 @@ func TestLoadSecretsFillsMissingFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AdminToken != "kept" || s.CronSecret == "" || s.WalletMasterSeed == "" || s.WebhookSecretKey == "" {
+	if s.AdminToken != "kept" || s.CronSecret == "" || s.IdempotencySecret == "" || s.WalletMasterSeed == "" ||
+		s.WebhookSecretKey == "" {
 		t.Fatalf("secrets: %+v", s)
 	}
 	if again, _ := LoadSecrets(dir, Secrets{}); again != s {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_MASTER_SEED"}
+var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_MASTER_SEED"}
 
 // Gateway is the service that serves the HTTP API; its /readyz is on GATEWAY_ADDR.
 const Gateway = "gateway"
@@ -74,6 +74,7 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 			"GATEWAY_ADDR="+c.GatewayAddrOf(in.Replica),
 			"ADMIN_TOKEN="+r.Secrets.AdminToken,
 			"CRON_SECRET="+r.Secrets.CronSecret,
+			"IDEMPOTENCY_SECRET="+r.Secrets.IdempotencySecret,
 		)
 	case "merchant":
 		env = append(env, "WALLET_MASTER_SEED="+r.Secrets.WalletMasterSeed)

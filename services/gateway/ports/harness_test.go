@@ -58,7 +58,8 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	}
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
 	g := &gateway{t: t, db: db, adminToken: randomToken(), cronSecret: randomToken(), logs: &syncBuffer{}}
-	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret})
+	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret,
+		"IDEMPOTENCY_SECRET": randomToken()})
 	if err != nil {
 		t.Fatal(err)
 	}

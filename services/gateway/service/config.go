@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,10 +15,15 @@ type Config struct {
 
 	// Addr is where the API listens; port 0 picks a free port (see Service.Addr).
 	Addr string `env:"GATEWAY_ADDR" envDefault:"127.0.0.1:8080"`
-	// AdminToken guards /api/v1/admin/...; empty locks those routes.
+	// AdminToken guards /api/v1/admin/...; empty locks those routes. At least MinSecretBytes.
 	AdminToken string `env:"ADMIN_TOKEN"`
-	// CronSecret guards /api/v1/cron/...; empty locks those routes.
+	// CronSecret guards /api/v1/cron/...; empty locks those routes. At least MinSecretBytes.
 	CronSecret string `env:"CRON_SECRET"`
+	// IdempotencySecret is mixed into the keys that identify Idempotency-Keys and seal the
+	// responses stored for them (IDEMPOTENCY_SECRET, required, at least MinSecretBytes): without
+	// it, whoever reads the table and guesses a caller's Idempotency-Key reads the response,
+	// which may hold API keys or webhook signing secrets.
+	IdempotencySecret string `env:"IDEMPOTENCY_SECRET"`
 
 	// StreamReplicas and DuplicateWindow configure the JetStream streams the gateway
 	// provisions at start, like every service (STREAM_REPLICAS, STREAM_DUPLICATE_WINDOW).
@@ -105,20 +111,52 @@ func LoadFrom(environ map[string]string) (Config, error) {
 	return c, c.validate()
 }
 
-// validate refuses a lease that a request could outlive: a retry would then run the request a
-// second time while the first still runs.
+// MinSecretBytes is the shortest ADMIN_TOKEN, CRON_SECRET and IDEMPOTENCY_SECRET accepted: 32
+// bytes, the output of `openssl rand -hex 16` at the least (`openssl rand -hex 32` is better).
+const MinSecretBytes = 32
+
+// checkSecrets refuses a secret too short to withstand guessing, and a missing
+// IDEMPOTENCY_SECRET; an empty ADMIN_TOKEN or CRON_SECRET is allowed (it locks its routes).
+func (c Config) checkSecrets() error {
+	var errs []error
+	for _, s := range []struct {
+		name, value string
+		required    bool
+	}{
+		{"ADMIN_TOKEN", c.AdminToken, false},
+		{"CRON_SECRET", c.CronSecret, false},
+		{"IDEMPOTENCY_SECRET", c.IdempotencySecret, true},
+	} {
+		switch {
+		case s.value == "" && !s.required:
+		case s.value == "":
+			errs = append(errs, fmt.Errorf("%s is required: at least %d random bytes (openssl rand -hex 32)",
+				s.name, MinSecretBytes))
+		case len(s.value) < MinSecretBytes:
+			errs = append(errs, fmt.Errorf("%s is %d bytes long; it must be at least %d (openssl rand -hex 32)",
+				s.name, len(s.value), MinSecretBytes))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate refuses a short or missing secret (checkSecrets), negative rate limits, and a lease
+// that a request could outlive: a retry would then run the request a second time while the
+// first still runs. It reports every problem at once.
 func (c Config) validate() error {
+	errs := []error{c.checkSecrets()}
 	r := c.RateLimits
 	for _, v := range []float64{r.Reads, r.Writes, r.SDK, r.Anonymous} {
 		if v < 0 {
-			return fmt.Errorf("GATEWAY_RATE_LIMIT_* must be 0 (off) or more, not %v", v)
+			errs = append(errs, fmt.Errorf("GATEWAY_RATE_LIMIT_* must be 0 (off) or more, not %v", v))
+			break
 		}
 	}
 	if c.RequestTimeout <= 0 || c.IdempotencyLease < 2*c.RequestTimeout {
-		return fmt.Errorf("GATEWAY_IDEMPOTENCY_LEASE (%s) must be at least twice GATEWAY_REQUEST_TIMEOUT (%s), which must be positive",
-			c.IdempotencyLease, c.RequestTimeout)
+		errs = append(errs, fmt.Errorf("GATEWAY_IDEMPOTENCY_LEASE (%s) must be at least twice GATEWAY_REQUEST_TIMEOUT (%s), which must be positive",
+			c.IdempotencyLease, c.RequestTimeout))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // withDefaults fills the zero values of a Config built by hand rather than loaded, so that a

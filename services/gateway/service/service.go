@@ -81,6 +81,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if cfg.DatabaseURL == "" || cfg.NATSURL == "" {
 		return nil, errors.New("gateway: DATABASE_URL and NATS_URL are required")
 	}
+	if err := cfg.checkSecrets(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	s := &Service{cfg: cfg, log: o.log}
 	defer func() {
 		if err != nil {
@@ -116,7 +119,8 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"nats":     health.NATSCheck(s.nc),
 		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
-	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
+	s.idem = adapters.NewIdempotencyStore(s.db, []byte(s.cfg.IdempotencySecret), s.cfg.IdempotencyLease,
+		s.cfg.IdempotencyRetention)
 	api, dash, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
 	if err != nil {
 		return err
@@ -147,7 +151,11 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *slog.Logger,
 	reg *prometheus.Registry, opts ...APIOption) (*ports.Server, error) {
 	cfg = cfg.withDefaults()
-	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
+	if err := cfg.checkSecrets(); err != nil {
+		return nil, err
+	}
+	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, []byte(cfg.IdempotencySecret),
+		cfg.IdempotencyLease, cfg.IdempotencyRetention)
 	for _, o := range opts {
 		idem = o.wrapIdempotency(idem)
 	}
