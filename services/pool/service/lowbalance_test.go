@@ -23,7 +23,7 @@ import (
 // balance coming back to the threshold re-arms the alert.
 func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 	steps := []struct {
 		msg     proto.Message
 		balance string
@@ -63,7 +63,7 @@ func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
 // lowered below the balance re-arms it.
 func TestThresholdChangeFiresAndRearms(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "live")
+	id := newPoolID(t, h.db(), "live")
 	publish(t, h.js, depositFact(id, "0xa", "500.00"))
 	waitMovements(t, h.db(), id, 1)
 	for _, th := range []string{"600.00", "700.00", "400.00", "550.00"} {
@@ -84,7 +84,7 @@ func TestThresholdChangeFiresAndRearms(t *testing.T) {
 
 func TestCommands(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 
 	// A new pool answers with the defaults; a partial update keeps the other setting.
 	on := true
