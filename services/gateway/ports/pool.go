@@ -42,7 +42,8 @@ func (s *Server) poolRoutes(p PoolService) {
 	secretOrPublishable := RequireKey(domain.Secret, domain.Publishable)
 	for _, prefix := range []string{"/api/v1/management/pool", "/api/v1/dashboard/pool"} {
 		s.HandleFunc(http.MethodGet, prefix+"/balance", h.balance, secret)
-		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable)
+		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable,
+			"type", "limit", "offset")
 	}
 	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/pool/settings", h.updateSettings, secret)
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", h.simulateDeposit, secret)
@@ -96,7 +97,8 @@ func (h poolHandlers) transactions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0).
+// parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0); the
+// route takes no other parameter (strictQuery).
 func parsePoolFilter(r *http.Request) (domain.PoolTransactionFilter, error) {
 	q := r.URL.Query()
 	f := domain.PoolTransactionFilter{Limit: poolDefaultLimit}
