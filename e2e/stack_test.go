@@ -119,7 +119,7 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testkit.FreePorts(t, 5)
+	base := testkit.FreePorts(t, 6) // the gateway, then the five health listeners
 	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
 	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)

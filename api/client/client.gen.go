@@ -2737,11 +2737,6 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Metrics Prometheus metrics
-	//
-	// Corresponds with GET /metrics (the `Metrics` operationId).
-	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// Readyz Readiness (database and bus reachable, streams present)
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
@@ -3379,21 +3374,6 @@ func (c *Client) GetAPIReferenceAsset(ctx context.Context, asset string, reqEdit
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthzRequest(c.Server)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// Metrics Prometheus metrics
-//
-// Corresponds with GET /metrics (the `Metrics` operationId).
-func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4685,33 +4665,6 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewMetricsRequest constructs an http.Request for the Metrics method
-func NewMetricsRequest(server string) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/metrics")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
 // NewReadyzRequest constructs an http.Request for the Readyz method
 func NewReadyzRequest(server string) (*http.Request, error) {
 	var err error
@@ -5087,13 +5040,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
-
-	// MetricsWithResponse Prometheus metrics
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /metrics (the `Metrics` operationId).
-	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
 
 	// ReadyzWithResponse Readiness (database and bus reachable, streams present)
 	//
@@ -7602,47 +7548,6 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
-type MetricsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r MetricsResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetBody returns the raw response body bytes
-func (r MetricsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r MetricsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r MetricsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r MetricsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8223,19 +8128,6 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseHealthzResponse(rsp)
-}
-
-// MetricsWithResponse Prometheus metrics
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /metrics (the `Metrics` operationId).
-func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error) {
-	rsp, err := c.Metrics(ctx, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseMetricsResponse(rsp)
 }
 
 // ReadyzWithResponse Readiness (database and bus reachable, streams present)
@@ -10764,32 +10656,6 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseMetricsResponse parses an HTTP response from a MetricsWithResponse call
-func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &MetricsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -112,6 +112,9 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("gateway: the default %s %q is shorter than %d bytes", v, d, MinSecretBytes)
 		}
 	}
+	if c.Services[Gateway].Environment["HEALTH_ADDR"] == "" {
+		t.Error("gateway: no HEALTH_ADDR: its /metrics is served there only")
+	}
 	if c.Services["cron"].Environment["CRON_SECRET"] != c.Services[Gateway].Environment["CRON_SECRET"] {
 		t.Error("cron and gateway disagree on CRON_SECRET")
 	}
@@ -198,9 +201,16 @@ type k8sObject struct {
 	Spec struct {
 		Replicas *int `yaml:"replicas"`
 		Template struct {
+			Metadata struct {
+				Annotations map[string]string `yaml:"annotations"`
+			} `yaml:"metadata"`
 			Spec struct {
 				Containers []struct {
-					Name           string    `yaml:"name"`
+					Name  string `yaml:"name"`
+					Ports []struct {
+						Name          string `yaml:"name"`
+						ContainerPort int    `yaml:"containerPort"`
+					} `yaml:"ports"`
 					ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
 					LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
 					Resources      struct {
@@ -303,6 +313,12 @@ func TestDeployDeployments(t *testing.T) {
 			}
 			if len(c.Resources.Requests) == 0 {
 				t.Errorf("%s: container %s has no resource requests", where, c.Name)
+			}
+			// Prometheus scrapes the health port, never the gateway's public API port (issue 16).
+			for _, p := range c.Ports {
+				if fmt.Sprint(p.ContainerPort) == o.Spec.Template.Metadata.Annotations["prometheus.io/port"] && p.Name != "health" {
+					t.Errorf("%s: Prometheus scrapes port %d (%s), not the health port", where, p.ContainerPort, p.Name)
+				}
 			}
 		}
 	}

@@ -40,8 +40,8 @@ type Config struct {
 	// GATEWAY_ADDR and the port 10 above).
 	Cluster bool `env:"DEV_CLUSTER"`
 	// HealthPortBase is the health listener port of the first non-gateway service; the others
-	// follow in the order of Services (DEV_HEALTH_PORT_BASE, default 8081: merchant 8081,
-	// pool 8082, payment-projection 8083, webhook-dispatcher 8084).
+	// follow in the order of Services, then the gateway's (DEV_HEALTH_PORT_BASE, default 8081:
+	// merchant 8081, pool 8082, payment-projection 8083, webhook-dispatcher 8084, gateway 8085).
 	HealthPortBase int `env:"DEV_HEALTH_PORT_BASE" envDefault:"8081"`
 
 	// CronInterval is how often the gateway's cron endpoint is called (DEV_CRON_INTERVAL,

@@ -28,6 +28,13 @@ func TestLoadConfigDefaults(t *testing.T) {
 			t.Errorf("ReadyURL(%s) = %s, want %s", name, got, url)
 		}
 	}
+	// Metrics are on the health listeners, the gateway's included (not on its API: issue 16).
+	if got := cfg.MetricsURLOf(Instance{Service: Gateway}); got != "http://127.0.0.1:8085/metrics" {
+		t.Errorf("gateway metrics at %s", got)
+	}
+	if got := cfg.MetricsURLOf(Instance{Service: "pool", Replica: 1}); got != "http://127.0.0.1:8092/metrics" {
+		t.Errorf("second pool replica's metrics at %s", got)
+	}
 }
 
 // longAdminToken is an ADMIN_TOKEN the gateway accepts (MinSecretBytes or more).
@@ -102,7 +109,7 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	gw := envOf("gateway")
 	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["IDEMPOTENCY_SECRET"] != "idem" ||
 		gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
-		gw["HEALTH_ADDR"] != "" || gw["WALLET_MASTER_SEED"] != "" || gw["PATH"] != "/bin" {
+		gw["HEALTH_ADDR"] != "127.0.0.1:8085" || gw["WALLET_MASTER_SEED"] != "" || gw["PATH"] != "/bin" {
 		t.Errorf("gateway env: %v", gw)
 	}
 	m := envOf("merchant")

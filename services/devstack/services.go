@@ -12,7 +12,7 @@ var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET", "W
 const Gateway = "gateway"
 
 // Services are the binaries the dev stack runs, in start order. The health listener ports
-// follow the same order from Config.HealthPortBase (the gateway needs none of its own).
+// follow the same order from Config.HealthPortBase, the gateway's last (it came later).
 var Services = []string{Gateway, "merchant", "pool", "payment-projection", "webhook-dispatcher"}
 
 // nameWidth pads the output prefixes: the longest name of the topology's processes.
@@ -32,7 +32,7 @@ type Resolved struct {
 	Secrets     Secrets
 }
 
-// HealthAddr returns the HEALTH_ADDR of (the first replica of) service name, "" for the gateway.
+// HealthAddr returns the HEALTH_ADDR of (the first replica of) service name.
 func (c Config) HealthAddr(name string) string { return c.HealthAddrOf(Instance{Service: name}) }
 
 // ReadyURL returns the readiness URL of (the first replica of) service name.

@@ -29,6 +29,7 @@ func startGateway(t *testing.T) string {
 		"DATABASE_URL":       testkit.NewDatabase(t, migrations.Set()),
 		"NATS_URL":           testkit.NATS(t),
 		"GATEWAY_ADDR":       "127.0.0.1:0",
+		"HEALTH_ADDR":        "127.0.0.1:0",
 		"ADMIN_TOKEN":        adminToken,
 		"IDEMPOTENCY_SECRET": adminToken,
 	})

@@ -20,7 +20,7 @@ type Deps struct {
 	App         app.Application
 	Idempotency IdempotencyStore
 	Logger      *slog.Logger
-	// Registry receives the HTTP metrics and is what /metrics exposes.
+	// Registry receives the HTTP metrics; the health listener's /metrics exposes it.
 	Registry *prometheus.Registry
 	// Checks are the readiness checks of /readyz, by name.
 	Checks map[string]health.Check

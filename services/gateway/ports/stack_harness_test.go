@@ -24,7 +24,8 @@ func runGateway(t *testing.T, dsn, natsURL string) (*gateway, jetstream.JetStrea
 	t.Helper()
 	admin, cron := randomToken(), randomToken()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron, "IDEMPOTENCY_SECRET": randomToken()})
+		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron,
+		"IDEMPOTENCY_SECRET": randomToken()})
 	if err != nil {
 		t.Fatal(err)
 	}

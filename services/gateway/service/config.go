@@ -93,9 +93,16 @@ type DashboardConfig struct {
 	APIReferenceURL string `env:"DASHBOARD_API_REFERENCE_URL"`
 }
 
+// DefaultHealthAddr is the gateway's HEALTH_ADDR unless set: its own /healthz, /readyz and
+// /metrics listener, after the other services' 8081 to 8084. /metrics is served there only, not
+// on the API listener (GATEWAY_ADDR), which is public.
+const DefaultHealthAddr = "127.0.0.1:8085"
+
+func defaults(c *Config) { c.HealthAddr = DefaultHealthAddr }
+
 // Load reads the configuration from the environment.
 func Load() (Config, error) {
-	c, err := config.Load[Config]()
+	c, err := config.Load[Config](defaults)
 	if err != nil {
 		return c, err
 	}
@@ -104,7 +111,7 @@ func Load() (Config, error) {
 
 // LoadFrom reads the configuration from environ (tests, tools).
 func LoadFrom(environ map[string]string) (Config, error) {
-	c, err := config.LoadFrom[Config](environ)
+	c, err := config.LoadFrom[Config](environ, defaults)
 	if err != nil {
 		return c, err
 	}

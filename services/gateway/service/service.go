@@ -246,6 +246,16 @@ func connectNATS(url string, log *slog.Logger, onReconnect func()) (*nats.Conn, 
 	return nc, nil
 }
 
+// HealthAddr returns the address of the health listener (/healthz, /readyz, /metrics), the
+// real port once Run has started it; empty without one (a Config built by hand without
+// HEALTH_ADDR).
+func (s *Service) HealthAddr() string {
+	if s.health == nil {
+		return ""
+	}
+	return s.health.Addr()
+}
+
 // Addr returns the address the API listens on (host:port, the real port when configured as 0).
 func (s *Service) Addr() string { return s.listener.Addr().String() }
 

@@ -39,7 +39,8 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8080" || cfg.ShutdownTimeout != 15*time.Second || cfg.AdminToken != "" ||
+	if cfg.Addr != "127.0.0.1:8080" || cfg.HealthAddr != "127.0.0.1:8085" || cfg.ShutdownTimeout != 15*time.Second ||
+		cfg.AdminToken != "" ||
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" || cfg.IdempotencyRetention != 24*time.Hour {
 		t.Errorf("config = %+v", cfg)
 	}
@@ -64,6 +65,7 @@ func testConfig(t *testing.T) service.Config {
 		"GATEWAY_ADDR":       "127.0.0.1:0",
 		"ADMIN_TOKEN":        testAdminToken,
 		"IDEMPOTENCY_SECRET": testIdempotencySecret,
+		"HEALTH_ADDR":        "127.0.0.1:0",
 		"SHUTDOWN_TIMEOUT":   "10s",
 	})
 	if err != nil {
@@ -95,11 +97,17 @@ func assertStreamsProvisioned(t *testing.T, natsURL string) {
 
 func get(t *testing.T, url string, header ...string) (int, string) {
 	t.Helper()
+	return getWith(t, contractClient(t), url, header...)
+}
+
+// getWith is get with another client: the health listener is not the API the document describes.
+func getWith(t *testing.T, client *http.Client, url string, header ...string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := contractClient(t).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +145,21 @@ func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	})
 	if status, _ := get(t, svc.URL()+"/healthz"); status != http.StatusOK {
 		t.Errorf("healthz: %d", status)
+	}
+	// The metrics are on the health listener only, never on the public API (issue 16); the
+	// health listener answers the probes too.
+	if status, body := get(t, svc.URL()+"/metrics"); status != http.StatusNotFound {
+		t.Errorf("the API listener serves /metrics: %d %.100s", status, body)
+	}
+	health := "http://" + svc.HealthAddr()
+	if status, body := getWith(t, http.DefaultClient, health+"/metrics"); status != http.StatusOK ||
+		!strings.Contains(body, `http_requests_total{code="200",method="GET",route="/readyz"}`) {
+		t.Errorf("health listener /metrics: %d %.300s", status, body)
+	}
+	for _, probe := range []string{"/healthz", "/readyz"} {
+		if status, body := getWith(t, http.DefaultClient, health+probe); status != http.StatusOK {
+			t.Errorf("health listener %s: %d %s", probe, status, body)
+		}
 	}
 	assertStreamsProvisioned(t, cfg.NATSURL)
 	if status, body := get(t, svc.URL()+"/api/v1/admin/companies", "Authorization", "Bearer "+testAdminToken); status != 200 ||
@@ -295,7 +318,8 @@ func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
 func TestGatewayRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
 	t.Parallel()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": testkit.NewDatabase(t, migrations.Set()),
-		"NATS_URL": testkit.OldNATSServer(t), "GATEWAY_ADDR": "127.0.0.1:0", "IDEMPOTENCY_SECRET": testIdempotencySecret})
+		"NATS_URL": testkit.OldNATSServer(t), "GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0",
+		"IDEMPOTENCY_SECRET": testIdempotencySecret})
 	if err != nil {
 		t.Fatal(err)
 	}
