@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -30,7 +31,17 @@ type Config struct {
 	// WalletMasterSeed is the hex master seed (16 to 64 bytes) merchant wallets derive from
 	// (WALLET_MASTER_SEED). Required unless Deps.Wallets is set.
 	WalletMasterSeed string `env:"WALLET_MASTER_SEED"`
+	// CommandTimeout bounds each command of the command API (MERCHANT_COMMAND_TIMEOUT; zero
+	// means DefaultCommandTimeout).
+	CommandTimeout time.Duration `env:"MERCHANT_COMMAND_TIMEOUT" envDefault:"8s"`
 }
+
+// DefaultCommandTimeout is the deadline of a command: past it the command's context ends, its
+// transaction rolls back and the caller gets an error, so a stuck wallet provider or database
+// cannot hold a request slot and a connection for ever. It is below the 10 s a caller waits by
+// default (api.DefaultTimeout), so that the caller gets the command's own answer rather than
+// a timeout of its own.
+const DefaultCommandTimeout = 8 * time.Second
 
 // LoadConfig reads Config from the environment and checks it.
 func LoadConfig() (Config, error) {
@@ -43,6 +54,9 @@ func LoadConfig() (Config, error) {
 	}
 	if _, err := adapters.ParseSeed(cfg.WalletMasterSeed); err != nil {
 		return Config{}, err
+	}
+	if cfg.CommandTimeout <= 0 {
+		return Config{}, fmt.Errorf("MERCHANT_COMMAND_TIMEOUT must be positive, not %s", cfg.CommandTimeout)
 	}
 	return cfg, nil
 }
@@ -94,11 +108,15 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
 	if err := startLedger(ctx, rt, repo); err != nil {
 		return err
 	}
+	timeout := cfg.CommandTimeout
+	if timeout <= 0 {
+		timeout = DefaultCommandTimeout
+	}
 	srv, err := ports.StartCommandServer(rt.NC, ports.Application{
 		CreateMerchant: command.NewCreateMerchantHandler(repo, wallets),
 		ChangeStatus:   command.NewChangeStatusHandler(repo),
 		MerchantStatus: query.NewMerchantStatusHandler(repo),
-	}, Version, rt.Log)
+	}, Version, timeout, rt.Log)
 	if err != nil {
 		return fmt.Errorf("starting the command API: %w", err)
 	}
