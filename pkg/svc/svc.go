@@ -44,6 +44,13 @@ type Config struct {
 	StreamReplicas int `env:"STREAM_REPLICAS" envDefault:"1"`
 	// DuplicateWindow is the streams' de-duplication window (STREAM_DUPLICATE_WINDOW).
 	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+	// DeadLetterMaxAge is how long the dead-letter stream keeps a message (DEADLETTER_MAX_AGE).
+	DeadLetterMaxAge time.Duration `env:"DEADLETTER_MAX_AGE" envDefault:"720h"`
+	// ProjectionPruneInterval and ProjectionAppliedRetention tune the pruning of the event ids
+	// stream-fed projections record (PROJECTION_PRUNE_INTERVAL, PROJECTION_APPLIED_RETENTION;
+	// see projection.PruneOptions).
+	ProjectionPruneInterval    time.Duration `env:"PROJECTION_PRUNE_INTERVAL" envDefault:"5m"`
+	ProjectionAppliedRetention time.Duration `env:"PROJECTION_APPLIED_RETENTION" envDefault:"1h"`
 }
 
 // Options describe one service.

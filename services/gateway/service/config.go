@@ -25,10 +25,13 @@ type Config struct {
 	// which may hold API keys or webhook signing secrets.
 	IdempotencySecret string `env:"IDEMPOTENCY_SECRET"`
 
-	// StreamReplicas and DuplicateWindow configure the JetStream streams the gateway
-	// provisions at start, like every service (STREAM_REPLICAS, STREAM_DUPLICATE_WINDOW).
+	// StreamReplicas, DuplicateWindow and DeadLetterMaxAge configure the JetStream streams the
+	// gateway provisions at start, like every service (STREAM_REPLICAS, STREAM_DUPLICATE_WINDOW).
 	StreamReplicas  int           `env:"STREAM_REPLICAS" envDefault:"1"`
 	DuplicateWindow time.Duration `env:"STREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+	// DeadLetterMaxAge is how long the dead-letter stream keeps a message (DEADLETTER_MAX_AGE),
+	// the same on every service.
+	DeadLetterMaxAge time.Duration `env:"DEADLETTER_MAX_AGE" envDefault:"720h"`
 
 	// IdempotencyLease is how long a request in flight holds its Idempotency-Key before it is
 	// presumed dead (its gateway was killed) and a retry may take the key over. It must

@@ -321,7 +321,8 @@ func (s *Service) Run(ctx context.Context) error {
 // gateway starts while NATS is down; /readyz reports the missing streams meanwhile). It returns
 // an error only for a server too old for the platform (natsx.RequireVersion).
 func (s *Service) provisionStreams(ctx context.Context) error {
-	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow}
+	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow,
+		DeadLetterMaxAge: s.cfg.DeadLetterMaxAge}
 	for {
 		if err := natsx.RequireVersion(s.nc); err != nil {
 			return err

@@ -163,6 +163,11 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRe
 			return err
 		}
 		rt.Go(spec.Durable, runner.Run)
+		pruner, err := projection.NewPruner(rt.DB, consumer, spec.Durable, rt.PruneOptions())
+		if err != nil {
+			return err
+		}
+		rt.Go(spec.Durable+"-prune", pruner.Run)
 	}
 	return nil
 }
