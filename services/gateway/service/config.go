@@ -42,6 +42,16 @@ type Config struct {
 	// IdempotencyRetention is how long a stored response is replayed for its key.
 	IdempotencyRetention time.Duration `env:"GATEWAY_IDEMPOTENCY_RETENTION" envDefault:"24h"`
 
+	// PublishTimeout bounds each JetStream publish of a payment request
+	// (GATEWAY_PUBLISH_TIMEOUT): the first is made while the merchant's row is locked, so it is
+	// short, and a payment whose publish takes longer is answered 503 (retry it with its
+	// Idempotency-Key).
+	PublishTimeout time.Duration `env:"GATEWAY_PUBLISH_TIMEOUT" envDefault:"2s"`
+	// StatementTimeout is the statement_timeout and idle_in_transaction_session_timeout of the
+	// gateway's database connections (GATEWAY_STATEMENT_TIMEOUT; 0: the server's): no statement,
+	// lock wait or transaction left open by a stuck request holds a connection longer.
+	StatementTimeout time.Duration `env:"GATEWAY_STATEMENT_TIMEOUT" envDefault:"10s"`
+
 	// KeyCacheTTL is how long a gateway remembers an active API key it looked up (0: not at
 	// all). Rolls are honoured at once on every gateway (adapters.CachedKeys); the TTL bounds
 	// how long a gateway that missed the announcement of one still accepts the old key.
@@ -161,6 +171,10 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("GATEWAY_RATE_LIMIT_* must be 0 (off) or more, not %v", v))
 			break
 		}
+	}
+	if c.PublishTimeout <= 0 || c.StatementTimeout < 0 {
+		errs = append(errs, fmt.Errorf("GATEWAY_PUBLISH_TIMEOUT (%s) must be positive, GATEWAY_STATEMENT_TIMEOUT (%s) 0 or more",
+			c.PublishTimeout, c.StatementTimeout))
 	}
 	if c.RequestTimeout <= 0 || c.IdempotencyLease < 2*c.RequestTimeout {
 		errs = append(errs, fmt.Errorf("GATEWAY_IDEMPOTENCY_LEASE (%s) must be at least twice GATEWAY_REQUEST_TIMEOUT (%s), which must be positive",

@@ -93,7 +93,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if err := migrate.Up(ctx, cfg.DatabaseURL, migrations.Set()); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema); err != nil {
+	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema, pg.WithStatementTimeout(cfg.StatementTimeout)); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s.keys = adapters.NewCachedKeys(adapters.NewCompanyRepository(s.db), cfg.KeyCacheTTL, s.log)
@@ -179,7 +179,7 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, *dashboard.Dashboard, error) {
 	application := newApplication(db, keys)
 	svcs := services{merchants: adapters.NewMerchants(db, nc), webhooks: adapters.NewWebhooks(db, nc),
-		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc)}
+		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc, cfg.PublishTimeout)}
 	api, err := ports.NewServer(ports.Deps{
 		App:         application,
 		Idempotency: idem,

@@ -44,6 +44,15 @@ func TestConfigDefaults(t *testing.T) {
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" || cfg.IdempotencyRetention != 24*time.Hour {
 		t.Errorf("config = %+v", cfg)
 	}
+	if cfg.PublishTimeout != 2*time.Second || cfg.StatementTimeout != 10*time.Second {
+		t.Errorf("publish timeout %v, statement timeout %v, want 2s and 10s", cfg.PublishTimeout, cfg.StatementTimeout)
+	}
+	for _, bad := range []map[string]string{{"GATEWAY_PUBLISH_TIMEOUT": "0s"}, {"GATEWAY_STATEMENT_TIMEOUT": "-1s"}} {
+		bad["IDEMPOTENCY_SECRET"] = testIdempotencySecret
+		if _, err := service.LoadFrom(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
 	if _, err := service.LoadFrom(map[string]string{"SHUTDOWN_TIMEOUT": "soon"}); err == nil ||
 		!strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
 		t.Errorf("bad duration: %v", err)
