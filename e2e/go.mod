@@ -14,7 +14,7 @@ require (
 	github.com/payplat/platform/services/devstack v0.0.0
 	github.com/payplat/platform/services/merchant v0.0.0
 	github.com/payplat/platform/services/payment-projection v0.0.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -130,8 +130,9 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 		t.Fatal(err)
 	}
 	cfg.Replicas = replicas
-	// Replica r listens 10r above the first one's ports (devstack.Config.GatewayAddrOf).
-	base := testkit.FreePorts(t, 10*(replicas-1)+5)
+	// The gateway, then the five health listeners; replica r listens 10r above the first one's
+	// ports (devstack.Config.GatewayAddrOf, HealthAddrOf).
+	base := testkit.FreePorts(t, 10*(replicas-1)+6)
 	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
 	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)

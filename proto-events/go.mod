@@ -8,5 +8,5 @@ go 1.26
 
 require (
 	github.com/planetscale/vtprotobuf v0.6.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )

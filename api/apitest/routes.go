@@ -53,3 +53,28 @@ func Publishable(method, path string) bool {
 	op := item.GetOperation(strings.ToUpper(method))
 	return op != nil && op.Extensions["x-publishable-key"] == true
 }
+
+// QueryParameters returns the names of the query parameters the operation takes, sorted (nil for
+// an operation the document lacks).
+func QueryParameters(method, path string) []string {
+	doc, err := Document()
+	if err != nil {
+		return nil
+	}
+	item := doc.Paths.Value(path)
+	if item == nil {
+		return nil
+	}
+	op := item.GetOperation(strings.ToUpper(method))
+	if op == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range append(item.Parameters, op.Parameters...) {
+		if p.Value != nil && p.Value.In == "query" {
+			names = append(names, p.Value.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -2741,11 +2741,6 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Metrics Prometheus metrics
-	//
-	// Corresponds with GET /metrics (the `Metrics` operationId).
-	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// Readyz Readiness (database and bus reachable, streams present)
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
@@ -3385,21 +3380,6 @@ func (c *Client) GetAPIReferenceAsset(ctx context.Context, asset string, reqEdit
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthzRequest(c.Server)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// Metrics Prometheus metrics
-//
-// Corresponds with GET /metrics (the `Metrics` operationId).
-func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4691,33 +4671,6 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewMetricsRequest constructs an http.Request for the Metrics method
-func NewMetricsRequest(server string) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/metrics")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
 // NewReadyzRequest constructs an http.Request for the Readyz method
 func NewReadyzRequest(server string) (*http.Request, error) {
 	var err error
@@ -5096,13 +5049,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
-	// MetricsWithResponse Prometheus metrics
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /metrics (the `Metrics` operationId).
-	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
-
 	// ReadyzWithResponse Readiness (database and bus reachable, streams present)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5125,6 +5071,8 @@ type ListCompaniesResponse struct {
 	JSON200 *struct {
 		Companies []Company `json:"companies"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5142,6 +5090,11 @@ func (r ListCompaniesResponse) GetJSON200() *struct {
 	Companies []Company `json:"companies"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCompaniesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5532,6 +5485,8 @@ type RunWebhookRetriesResponse struct {
 		Successful     int    `json:"successful"`
 		TotalProcessed int    `json:"total_processed"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5552,6 +5507,11 @@ func (r RunWebhookRetriesResponse) GetJSON200() *struct {
 	TotalProcessed int    `json:"total_processed"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunWebhookRetriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5852,6 +5812,8 @@ type DashboardGetPoolBalanceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PoolBalance
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5867,6 +5829,11 @@ type DashboardGetPoolBalanceResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DashboardGetPoolBalanceResponse) GetJSON200() *PoolBalance {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DashboardGetPoolBalanceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6543,6 +6510,8 @@ type ListMerchantsResponse struct {
 	JSON200 *struct {
 		Merchants []Merchant `json:"merchants"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -6560,6 +6529,11 @@ func (r ListMerchantsResponse) GetJSON200() *struct {
 	Merchants []Merchant `json:"merchants"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7035,6 +7009,8 @@ type GetPoolBalanceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PoolBalance
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7050,6 +7026,11 @@ type GetPoolBalanceResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPoolBalanceResponse) GetJSON200() *PoolBalance {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPoolBalanceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7206,6 +7187,8 @@ type WhoamiResponse struct {
 		KeyId   UUID                             `json:"key_id"`
 		KeyKind Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7229,6 +7212,11 @@ func (r WhoamiResponse) GetJSON200() *struct {
 	KeyKind Whoami200JSONResponseBodyKeyKind `json:"key_kind"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WhoamiResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7294,6 +7282,8 @@ type GetOpenAPIDocumentResponse struct {
 	JSON200 *struct {
 		Openapi GetOpenAPIDocument200JSONResponseBodyOpenapi `json:"openapi"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -7305,6 +7295,11 @@ func (r GetOpenAPIDocumentResponse) GetJSON200() *struct {
 	Openapi GetOpenAPIDocument200JSONResponseBodyOpenapi `json:"openapi"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7475,10 +7470,17 @@ type GetAPIReferenceResponse429Headers struct {
 type GetAPIReferenceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAPIReferenceResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAPIReferenceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7525,12 +7527,19 @@ type GetAPIReferenceAssetResponse429Headers struct {
 type GetAPIReferenceAssetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAPIReferenceAssetResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAPIReferenceAssetResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7579,6 +7588,8 @@ type HealthzResponse struct {
 	JSON200 *struct {
 		Status Healthz200JSONResponseBodyStatus `json:"status"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7586,6 +7597,11 @@ func (r HealthzResponse) GetJSON200() *struct {
 	Status Healthz200JSONResponseBodyStatus `json:"status"`
 } {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HealthzResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -7617,45 +7633,13 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
-type MetricsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-}
-
-// GetBody returns the raw response body bytes
-func (r MetricsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r MetricsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r MetricsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r MetricsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Readiness
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Readiness
 }
@@ -7663,6 +7647,11 @@ type ReadyzResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReadyzResponse) GetJSON200() *Readiness {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReadyzResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -8228,19 +8217,6 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
-// MetricsWithResponse Prometheus metrics
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /metrics (the `Metrics` operationId).
-func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error) {
-	rsp, err := c.Metrics(ctx, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseMetricsResponse(rsp)
-}
-
 // ReadyzWithResponse Readiness (database and bus reachable, streams present)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8276,6 +8252,13 @@ func ParseListCompaniesResponse(rsp *http.Response) (*ListCompaniesResponse, err
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -8692,6 +8675,13 @@ func ParseRunWebhookRetriesResponse(rsp *http.Response) (*RunWebhookRetriesRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9013,6 +9003,13 @@ func ParseDashboardGetPoolBalanceResponse(rsp *http.Response) (*DashboardGetPool
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -9724,6 +9721,13 @@ func ParseListMerchantsResponse(rsp *http.Response) (*ListMerchantsResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10221,6 +10225,13 @@ func ParseGetPoolBalanceResponse(rsp *http.Response) (*GetPoolBalanceResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10398,6 +10409,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10480,6 +10498,13 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -10659,6 +10684,13 @@ func ParseGetAPIReferenceResponse(rsp *http.Response) (*GetAPIReferenceResponse,
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10712,6 +10744,13 @@ func ParseGetAPIReferenceAssetResponse(rsp *http.Response) (*GetAPIReferenceAsse
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10781,22 +10820,13 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 		}
 		response.JSON200 = &dest
 
-	}
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
-	return response, nil
-}
-
-// ParseMetricsResponse parses an HTTP response from a MetricsWithResponse call
-func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &MetricsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
 	}
 
 	return response, nil
@@ -10822,6 +10852,13 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Readiness

@@ -71,6 +71,8 @@ func TestBrokenFilesFail(t *testing.T) {
 		{"compose without a secret the Deployment has", "docker-compose.yml", "      WEBHOOK_SECRET_KEY: ${", "      # WEBHOOK_SECRET_KEY: ${", "lacks WEBHOOK_SECRET_KEY"},
 		{"liveness probe on the wrong path", "deploy/app/pool.yaml", "path: /healthz\n              port: health\n            periodSeconds: 20", "path: /readyz\n              port: health\n            periodSeconds: 20", "liveness probe asks /readyz"},
 		{"cron calling another path", "deploy/app/cronjob.yaml", "http://gateway/api/v1/cron/webhooks/retry", "http://gateway/api/v1/cron/webhook/retry", "does not call http://gateway/api/v1/cron/webhooks/retry"},
+		{"metrics scraped on the API port", "deploy/app/gateway.yaml", `prometheus.io/port: "8081"`, `prometheus.io/port: "8080"`, "prometheus.io/port 8080 is not its health listener's port"},
+		{"short compose secret", "docker-compose.yml", "${IDEMPOTENCY_SECRET:-dev-idempotency-secret-CHANGE-ME-01234}", "${IDEMPOTENCY_SECRET:-short}", "IDEMPOTENCY_SECRET (5 bytes)"},
 		{"compose nats-server option", "docker-compose.yml", "      max_payload: 8388608", "      max_paylod: 8388608", "max_paylod"},
 	}
 	for _, c := range cases {

@@ -78,6 +78,17 @@ func Compose(ctx context.Context, path, deployDir string) error {
 			gatewayPort = n
 		}
 	}
+	if gw, ok := project.Services["gateway"]; ok {
+		// The gateway refuses secrets shorter than MinSecretBytes: the file's fake defaults too.
+		for _, name := range []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET"} {
+			if v := valueOf(gw.Environment, name); len(v) < MinSecretBytes {
+				p.addf("compose: the gateway's %s (%d bytes) is shorter than the %d bytes it requires", name, len(v), MinSecretBytes)
+			}
+		}
+		if cron, ok := project.Services["cron"]; ok && valueOf(cron.Environment, "CRON_SECRET") != valueOf(gw.Environment, "CRON_SECRET") {
+			p.addf("compose: the cron service and the gateway disagree on CRON_SECRET")
+		}
+	}
 	if cron, ok := project.Services["cron"]; ok && gatewayPort != 0 {
 		url := fmt.Sprintf("http://gateway:%d%s", gatewayPort, CronPath)
 		if !strings.Contains(strings.Join(cron.Command, " "), url) {
@@ -94,6 +105,10 @@ func valueOf(env types.MappingWithEquals, name string) string {
 	}
 	return ""
 }
+
+// MinSecretBytes is the shortest ADMIN_TOKEN, CRON_SECRET and IDEMPOTENCY_SECRET the gateway
+// accepts (services/gateway/service).
+const MinSecretBytes = 32
 
 // checkComposeService checks one service and returns the port its API listens on (gateway).
 func checkComposeService(p *problems, name string, s types.ServiceConfig) int {
@@ -128,10 +143,15 @@ func checkComposeService(p *problems, name string, s types.ServiceConfig) int {
 		p.add(err)
 		health = n
 	}
+	// /readyz is served on the health listener, and the gateway's on its API port too.
+	urls := []string{fmt.Sprintf("http://127.0.0.1:%d/readyz", health)}
+	if apiPort != 0 {
+		urls = append(urls, fmt.Sprintf("http://127.0.0.1:%d/readyz", apiPort))
+	}
 	if s.HealthCheck == nil {
 		p.addf("compose: service %s has no health check", name)
-	} else if url := fmt.Sprintf("http://127.0.0.1:%d/readyz", health); !slices.Contains(s.HealthCheck.Test, url) {
-		p.addf("compose: service %s health check %v does not ask %s", name, s.HealthCheck.Test, url)
+	} else if !slices.ContainsFunc(urls, func(u string) bool { return slices.Contains(s.HealthCheck.Test, u) }) {
+		p.addf("compose: service %s health check %v asks none of %v", name, s.HealthCheck.Test, urls)
 	}
 	return apiPort
 }

@@ -214,8 +214,10 @@ func checkListeners(p *problems, d *appsv1.Deployment, c *corev1.Container, env 
 		}
 	}
 	if a := d.Spec.Template.Annotations["prometheus.io/port"]; a != "" {
-		if n, err := strconv.Atoi(a); err != nil || !listening[n] {
-			p.addf("app: Deployment/%s prometheus.io/port %s is not a port the service listens on", d.Name, a)
+		// Metrics are served on the health listener only (never the gateway's public port).
+		want, err := port(env["HEALTH_ADDR"])
+		if n, aerr := strconv.Atoi(a); err != nil || aerr != nil || n != want {
+			p.addf("app: Deployment/%s prometheus.io/port %s is not its health listener's port (HEALTH_ADDR %q), where /metrics is served", d.Name, a, env["HEALTH_ADDR"])
 		}
 	}
 }

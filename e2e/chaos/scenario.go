@@ -111,7 +111,7 @@ func (s *Scenario) Metric(ctx context.Context, instance, metric string, labels .
 			in = i
 		}
 	}
-	url := strings.TrimSuffix(s.Cluster.cfg.ReadyURLOf(in), "/readyz") + "/metrics"
+	url := s.Cluster.cfg.MetricsURLOf(in)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err

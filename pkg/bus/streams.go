@@ -23,6 +23,9 @@ const (
 const (
 	DefaultReplicas        = 1
 	DefaultDuplicateWindow = 2 * time.Minute
+	// DefaultDeadLetterMaxAge is how long the dead-letter stream keeps a message: 30 days to
+	// inspect and re-drive it (payplat-ctl dlq), after which JetStream deletes it.
+	DefaultDeadLetterMaxAge = 30 * 24 * time.Hour
 )
 
 // ProvisionOptions tunes the streams that Provision creates.
@@ -33,6 +36,10 @@ type ProvisionOptions struct {
 	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id to drop a re-published
 	// message. Zero means DefaultDuplicateWindow (JetStream's own default).
 	DuplicateWindow time.Duration
+	// DeadLetterMaxAge is how long the dead-letter stream keeps a message (DEADLETTER_MAX_AGE),
+	// so that it does not grow for ever (issue 16). Zero means DefaultDeadLetterMaxAge. Every
+	// service provisions the streams: give them all the same value.
+	DeadLetterMaxAge time.Duration
 }
 
 func (o ProvisionOptions) withDefaults() ProvisionOptions {
@@ -41,6 +48,9 @@ func (o ProvisionOptions) withDefaults() ProvisionOptions {
 	}
 	if o.DuplicateWindow <= 0 {
 		o.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if o.DeadLetterMaxAge <= 0 {
+		o.DeadLetterMaxAge = DefaultDeadLetterMaxAge
 	}
 	return o
 }
@@ -52,16 +62,19 @@ func DeadLetterSubject(consumer string) string {
 
 // Streams returns the configuration of every stream of the bus (DESIGN.md §3): one per event
 // family, in the order of events.Streams, then DEADLETTER. All are file-backed with limits
-// retention and no age or size limit: event streams are the log of their family and must stay
-// replayable, so they are never work-queue or interest streams.
+// retention. Event streams have no age or size limit: they are the log of their family and must
+// stay replayable, so they are never work-queue or interest streams. The dead-letter stream
+// keeps a message for DeadLetterMaxAge.
 func Streams(opts ProvisionOptions) []jetstream.StreamConfig {
 	opts = opts.withDefaults()
 	var out []jetstream.StreamConfig
 	for _, s := range events.Streams() {
 		out = append(out, streamConfig(s.Name, s.Subjects, "Events of the "+s.Family+" family", opts))
 	}
-	return append(out, streamConfig(DeadLetterStream, events.DeadLetterSubjects,
-		"Messages a consumer could never process, with the reason", opts))
+	dlq := streamConfig(DeadLetterStream, events.DeadLetterSubjects,
+		"Messages a consumer could never process, with the reason", opts)
+	dlq.MaxAge = opts.DeadLetterMaxAge
+	return append(out, dlq)
 }
 
 func streamConfig(name, subjects, description string, opts ProvisionOptions) jetstream.StreamConfig {
@@ -126,5 +139,6 @@ func upsertStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 // sameStreamConfig compares the settings Provision manages.
 func sameStreamConfig(a, b jetstream.StreamConfig) bool {
 	return a.Description == b.Description && slices.Equal(a.Subjects, b.Subjects) && a.Storage == b.Storage &&
-		a.Retention == b.Retention && a.Discard == b.Discard && a.Replicas == b.Replicas && a.Duplicates == b.Duplicates
+		a.Retention == b.Retention && a.Discard == b.Discard && a.Replicas == b.Replicas && a.Duplicates == b.Duplicates &&
+		a.MaxAge == b.MaxAge
 }

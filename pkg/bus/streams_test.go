@@ -59,17 +59,27 @@ func TestProvisionIsIdempotentAndCreatesEveryStream(t *testing.T) {
 		if cfg.Storage != jetstream.FileStorage || cfg.Retention != jetstream.LimitsPolicy {
 			t.Errorf("%s storage %v retention %v, want file and limits", name, cfg.Storage, cfg.Retention)
 		}
-		if cfg.Replicas != 1 || cfg.Duplicates != DefaultDuplicateWindow || cfg.MaxAge != 0 {
-			t.Errorf("%s replicas %d duplicates %v max age %v, want 1, 2m, 0", name, cfg.Replicas, cfg.Duplicates, cfg.MaxAge)
+		// Event streams are the log of their family and keep everything; dead letters are kept
+		// 30 days (issue 16: the dead-letter stream grew for ever).
+		maxAge := time.Duration(0)
+		if name == DeadLetterStream {
+			maxAge = 30 * 24 * time.Hour
+		}
+		if cfg.Replicas != 1 || cfg.Duplicates != DefaultDuplicateWindow || cfg.MaxAge != maxAge {
+			t.Errorf("%s replicas %d duplicates %v max age %v, want 1, 2m, %v", name, cfg.Replicas, cfg.Duplicates,
+				cfg.MaxAge, maxAge)
 		}
 	}
 }
 
 func TestStreamsUseOptions(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range Streams(ProvisionOptions{Replicas: 3, DuplicateWindow: 5 * time.Minute}) {
+	for _, cfg := range Streams(ProvisionOptions{Replicas: 3, DuplicateWindow: 5 * time.Minute, DeadLetterMaxAge: 48 * time.Hour}) {
 		if cfg.Replicas != 3 || cfg.Duplicates != 5*time.Minute {
 			t.Errorf("%s replicas %d duplicates %v, want 3 and 5m", cfg.Name, cfg.Replicas, cfg.Duplicates)
+		}
+		if (cfg.Name == DeadLetterStream) != (cfg.MaxAge == 48*time.Hour) || (cfg.Name != DeadLetterStream && cfg.MaxAge != 0) {
+			t.Errorf("%s max age %v", cfg.Name, cfg.MaxAge)
 		}
 	}
 }
@@ -110,7 +120,7 @@ func TestProvisionUpdatesAChangedConfiguration(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
-	if err := Provision(ctx, b.js, ProvisionOptions{DuplicateWindow: 5 * time.Minute}); err != nil {
+	if err := Provision(ctx, b.js, ProvisionOptions{DuplicateWindow: 5 * time.Minute, DeadLetterMaxAge: 48 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	names := StreamNames()
@@ -124,6 +134,9 @@ func TestProvisionUpdatesAChangedConfiguration(t *testing.T) {
 		}
 		if d := s.CachedInfo().Config.Duplicates; d != 5*time.Minute {
 			t.Errorf("%s duplicate window %v after provisioning 5m", name, d)
+		}
+		if a := s.CachedInfo().Config.MaxAge; name == DeadLetterStream && a != 48*time.Hour {
+			t.Errorf("%s max age %v after provisioning 48h", name, a)
 		}
 	}
 }

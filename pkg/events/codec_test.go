@@ -109,6 +109,13 @@ func TestDecodeUndecodable(t *testing.T) {
 		{name: "garbage json", subject: subject, contentType: ContentTypeJSON, data: []byte("{not json")},
 		{name: "protobuf sent as json", subject: subject, contentType: ContentTypeJSON, data: good},
 		{name: "unknown json field", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"payment_id":"p","colour":"red"}`)},
+		// Decoders disagree on which of two members wins, and protojson matches names exactly
+		// (issue 16): a duplicate, or a name in another case, is refused, not merged or guessed.
+		{name: "duplicate json field", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"paymentId":"p","paymentId":"q"}`)},
+		{name: "json field under both its names", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"paymentId":"p","payment_id":"q"}`)},
+		{name: "duplicate json field in meta", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"meta":{"eventId":"a","eventId":"b"}}`)},
+		{name: "json field in another case", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"PaymentId":"p"}`)},
+		{name: "json proto name in another case", subject: subject, contentType: ContentTypeJSON, data: []byte(`{"Payment_ID":"p"}`)},
 		{name: "json string for bool", subject: "pool.test.acme.settings_changed", contentType: ContentTypeJSON, data: []byte(`{"auto_top_up_enabled":"yes"}`)},
 		{name: "unknown type", subject: "payment.test.acme.refunded", contentType: ContentTypeProtobuf, data: good},
 		{name: "unknown family", subject: "refund.test.acme.created", contentType: ContentTypeProtobuf, data: good},

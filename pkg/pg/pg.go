@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,11 +46,14 @@ func ParsePoolConfig(dsn, schema string) (*pgxpool.Config, error) {
 }
 
 // Connect opens a pool on dsn with the search_path set to schema and checks that the server
-// answers.
-func Connect(ctx context.Context, dsn, schema string) (*pgxpool.Pool, error) {
+// answers. tune adjusts the pool's configuration first (WithStatementTimeout).
+func Connect(ctx context.Context, dsn, schema string, tune ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	cfg, err := ParsePoolConfig(dsn, schema)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range tune {
+		f(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -59,6 +64,21 @@ func Connect(ctx context.Context, dsn, schema string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("connecting to postgres: %w", redact(err))
 	}
 	return pool, nil
+}
+
+// WithStatementTimeout makes the server end any statement of the pool's connections that runs
+// longer than d (statement_timeout; a wait for a lock included) and any session left idle in a
+// transaction longer than d (idle_in_transaction_session_timeout, which also releases its
+// locks): a stuck or frozen client holds nothing for longer. Zero leaves both to the server.
+func WithStatementTimeout(d time.Duration) func(*pgxpool.Config) {
+	return func(c *pgxpool.Config) {
+		if d <= 0 {
+			return
+		}
+		ms := strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+		c.ConnConfig.RuntimeParams["statement_timeout"] = ms
+		c.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = ms
+	}
 }
 
 // redact drops the connection string from pgx parse errors, which may contain a password.

@@ -47,6 +47,13 @@ type Config struct {
 	// RelayLease is the lease of the event-store relay's leadership (RELAY_LEASE,
 	// RELAY_LEASE_RENEW), for the services that own an event store.
 	RelayLease relay.Lease
+	// DeadLetterMaxAge is how long the dead-letter stream keeps a message (DEADLETTER_MAX_AGE).
+	DeadLetterMaxAge time.Duration `env:"DEADLETTER_MAX_AGE" envDefault:"720h"`
+	// ProjectionPruneInterval and ProjectionAppliedRetention tune the pruning of the event ids
+	// stream-fed projections record (PROJECTION_PRUNE_INTERVAL, PROJECTION_APPLIED_RETENTION;
+	// see projection.PruneOptions).
+	ProjectionPruneInterval    time.Duration `env:"PROJECTION_PRUNE_INTERVAL" envDefault:"5m"`
+	ProjectionAppliedRetention time.Duration `env:"PROJECTION_APPLIED_RETENTION" envDefault:"1h"`
 }
 
 // Options describe one service.

@@ -44,8 +44,8 @@ type Config struct {
 	// consumer costs or gains (docs/BENCHMARKS.md).
 	Replicas int `env:"DEV_REPLICAS"`
 	// HealthPortBase is the health listener port of the first non-gateway service; the others
-	// follow in the order of Services (DEV_HEALTH_PORT_BASE, default 8081: merchant 8081,
-	// pool 8082, payment-projection 8083, webhook-dispatcher 8084).
+	// follow in the order of Services, then the gateway's (DEV_HEALTH_PORT_BASE, default 8081:
+	// merchant 8081, pool 8082, payment-projection 8083, webhook-dispatcher 8084, gateway 8085).
 	HealthPortBase int `env:"DEV_HEALTH_PORT_BASE" envDefault:"8081"`
 
 	// CronInterval is how often the gateway's cron endpoint is called (DEV_CRON_INTERVAL,
@@ -65,7 +65,7 @@ type Config struct {
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 
 	// Secrets set in the environment override the generated ones (ADMIN_TOKEN, CRON_SECRET,
-	// WEBHOOK_SECRET_KEY, WALLET_XPUB_LIVE, WALLET_XPUB_TEST).
+	// IDEMPOTENCY_SECRET, WEBHOOK_SECRET_KEY, WALLET_XPUB_LIVE, WALLET_XPUB_TEST).
 	Secrets Secrets
 
 	// ExtraEnv is appended to every child's environment (tests use it; not read from the
@@ -75,6 +75,10 @@ type Config struct {
 	// StopTimeout for them (StopSignals; not read from the environment).
 	Hurry <-chan struct{} `env:"-"`
 }
+
+// MinSecretBytes is the shortest ADMIN_TOKEN, CRON_SECRET and IDEMPOTENCY_SECRET the gateway
+// accepts (services/gateway/service.MinSecretBytes).
+const MinSecretBytes = 32
 
 // LoadConfig reads a Config from environ (variable name to value; env.ToMap(os.Environ())
 // in main). Empty variables keep their defaults.
@@ -119,6 +123,14 @@ func (c Config) Validate() error {
 	}
 	if c.BinDir == "" || c.DataDir == "" || c.GatewayAddr == "" {
 		errs = append(errs, errors.New("BIN_DIR, DATA_DIR and GATEWAY_ADDR must not be empty"))
+	}
+	// The gateway refuses them too, but only once PostgreSQL and NATS are up: say it now.
+	for _, s := range []struct{ name, value string }{{"ADMIN_TOKEN", c.Secrets.AdminToken},
+		{"CRON_SECRET", c.Secrets.CronSecret}, {"IDEMPOTENCY_SECRET", c.Secrets.IdempotencySecret}} {
+		if s.value != "" && len(s.value) < MinSecretBytes {
+			errs = append(errs, fmt.Errorf("%s is %d bytes long; the gateway needs at least %d (unset it to use a generated one)",
+				s.name, len(s.value), MinSecretBytes))
+		}
 	}
 	return errors.Join(errs...)
 }

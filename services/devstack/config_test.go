@@ -28,13 +28,23 @@ func TestLoadConfigDefaults(t *testing.T) {
 			t.Errorf("ReadyURL(%s) = %s, want %s", name, got, url)
 		}
 	}
+	// Metrics are on the health listeners, the gateway's included (not on its API: issue 16).
+	if got := cfg.MetricsURLOf(Instance{Service: Gateway}); got != "http://127.0.0.1:8085/metrics" {
+		t.Errorf("gateway metrics at %s", got)
+	}
+	if got := cfg.MetricsURLOf(Instance{Service: "pool", Replica: 1}); got != "http://127.0.0.1:8092/metrics" {
+		t.Errorf("second pool replica's metrics at %s", got)
+	}
 }
+
+// longAdminToken is an ADMIN_TOKEN the gateway accepts (MinSecretBytes or more).
+const longAdminToken = "adm-0123456789abcdef0123456789abcdef"
 
 func TestLoadConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadConfig(map[string]string{
 		"BIN_DIR": "/opt/bin", "DATA_DIR": "/var/dev", "DEV_CRON_INTERVAL": "0", "GATEWAY_ADDR": ":9000",
-		"ADMIN_TOKEN": "adm", "WALLET_XPUB_LIVE": "xpub-live", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
+		"ADMIN_TOKEN": longAdminToken, "WALLET_XPUB_LIVE": "xpub-live", "DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +53,7 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" {
 		t.Fatalf("config: %+v", cfg)
 	}
-	if cfg.Secrets.AdminToken != "adm" || cfg.Secrets.WalletXPubLive != "xpub-live" || cfg.Secrets.CronSecret != "" {
+	if cfg.Secrets.AdminToken != longAdminToken || cfg.Secrets.WalletXPubLive != "xpub-live" || cfg.Secrets.CronSecret != "" {
 		t.Fatalf("secrets: %+v", cfg.Secrets)
 	}
 	// Without BIN_DIR the binaries are where `make build` puts them: under DATA_DIR.
@@ -65,6 +75,10 @@ func TestLoadConfigRejects(t *testing.T) {
 		"zero stop delay": {"DEV_STOP_TIMEOUT": "0s"},
 		// The merchant service refuses the seed; the dev stack says so before it starts anything.
 		"retired wallet seed": {"WALLET_MASTER_SEED": "000102030405060708090a0b0c0d0e0f"},
+		// The gateway would refuse them, once PostgreSQL and NATS are up (issue 16).
+		"short admin token":        {"ADMIN_TOKEN": "adm"},
+		"short cron secret":        {"CRON_SECRET": strings.Repeat("c", MinSecretBytes-1)},
+		"short idempotency secret": {"IDEMPOTENCY_SECRET": "idem"},
 	}
 	for name, environ := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -83,8 +97,8 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Resolved{DatabaseURL: "postgres://db", NATSURL: "nats://n", DataDir: "/d",
-		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", WebhookSecretKey: "whk", WalletXPubLive: "xl", WalletXPubTest: "xt",
-			LegacyWalletSeed: "seed"}}
+		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", IdempotencySecret: "idem", WebhookSecretKey: "whk",
+			WalletXPubLive: "xl", WalletXPubTest: "xt", LegacyWalletSeed: "seed"}}
 	base := []string{"PATH=/bin", "ADMIN_TOKEN=from-shell", "HEALTH_ADDR=:1", "WALLET_MASTER_SEED=from-shell"}
 	envOf := func(name string) map[string]string {
 		m := map[string]string{}
@@ -95,12 +109,14 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 		return m
 	}
 	gw := envOf("gateway")
-	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
-		gw["HEALTH_ADDR"] != "" || gw["WALLET_XPUB_LIVE"] != "" || gw["PATH"] != "/bin" {
+	if gw["ADMIN_TOKEN"] != "adm" || gw["CRON_SECRET"] != "cron" || gw["IDEMPOTENCY_SECRET"] != "idem" ||
+		gw["GATEWAY_ADDR"] != "127.0.0.1:8080" ||
+		gw["HEALTH_ADDR"] != "127.0.0.1:8085" || gw["WALLET_XPUB_LIVE"] != "" || gw["PATH"] != "/bin" {
 		t.Errorf("gateway env: %v", gw)
 	}
 	m := envOf("merchant")
-	if m["WALLET_XPUB_LIVE"] != "xl" || m["WALLET_XPUB_TEST"] != "xt" || m["ADMIN_TOKEN"] != "" || m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
+	if m["WALLET_XPUB_LIVE"] != "xl" || m["WALLET_XPUB_TEST"] != "xt" || m["ADMIN_TOKEN"] != "" || m["IDEMPOTENCY_SECRET"] != "" ||
+		m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
 		m["DATABASE_URL"] != "postgres://db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
 		t.Errorf("merchant env: %v", m)
 	}

@@ -9,6 +9,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/services/merchant v0.0.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -49,7 +50,7 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/payplat/platform/pkg => ../../pkg

@@ -26,6 +26,9 @@ type Secrets struct {
 	AdminToken string `json:"admin_token" env:"ADMIN_TOKEN"`
 	// CronSecret guards the gateway's cron endpoint.
 	CronSecret string `json:"cron_secret" env:"CRON_SECRET"`
+	// IdempotencySecret is mixed into the keys that seal the gateway's stored idempotent
+	// responses; changing it forgets them.
+	IdempotencySecret string `json:"idempotency_secret" env:"IDEMPOTENCY_SECRET"`
 	// WebhookSecretKey is the base64 of 32 random bytes that encrypts webhook signing secrets.
 	WebhookSecretKey string `json:"webhook_secret_key" env:"WEBHOOK_SECRET_KEY"`
 	// WalletXPubLive and WalletXPubTest are the account xpubs merchant wallets derive from
@@ -89,6 +92,7 @@ func (s Secrets) withGenerated() (Secrets, error) {
 	}{
 		{&s.AdminToken, 32, hex.EncodeToString},
 		{&s.CronSecret, 32, hex.EncodeToString},
+		{&s.IdempotencySecret, 32, hex.EncodeToString},
 		{&s.WebhookSecretKey, 32, base64.StdEncoding.EncodeToString},
 	}
 	for _, g := range gen {
@@ -137,6 +141,7 @@ func (s Secrets) overriddenBy(o Secrets) Secrets {
 	for _, f := range []struct{ dst, src *string }{
 		{&s.AdminToken, &o.AdminToken},
 		{&s.CronSecret, &o.CronSecret},
+		{&s.IdempotencySecret, &o.IdempotencySecret},
 		{&s.WebhookSecretKey, &o.WebhookSecretKey},
 		{&s.WalletXPubLive, &o.WalletXPubLive},
 		{&s.WalletXPubTest, &o.WalletXPubTest},

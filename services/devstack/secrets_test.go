@@ -32,8 +32,9 @@ func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 	if strings.Contains(string(data), "seed") || first.LegacyWalletSeed != "" {
 		t.Errorf("a wallet seed was kept: %s", data)
 	}
-	if len(first.AdminToken) != 64 || len(first.CronSecret) != 64 || first.AdminToken == first.CronSecret {
-		t.Errorf("tokens: %q %q", first.AdminToken, first.CronSecret)
+	if len(first.AdminToken) != 64 || len(first.CronSecret) != 64 || len(first.IdempotencySecret) != 64 ||
+		first.AdminToken == first.CronSecret || first.IdempotencySecret == first.AdminToken {
+		t.Errorf("tokens: %q %q %q", first.AdminToken, first.CronSecret, first.IdempotencySecret)
 	}
 	fi, err := os.Stat(filepath.Join(dir, SecretsFile))
 	if err != nil {
@@ -85,7 +86,8 @@ func TestLoadSecretsFillsMissingFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AdminToken != "kept" || s.CronSecret == "" || s.WalletXPubLive == "" || s.WalletXPubTest == "" || s.WebhookSecretKey == "" {
+	if s.AdminToken != "kept" || s.CronSecret == "" || s.IdempotencySecret == "" || s.WalletXPubLive == "" ||
+		s.WalletXPubTest == "" || s.WebhookSecretKey == "" {
 		t.Fatalf("secrets: %+v", s)
 	}
 	if again, _ := LoadSecrets(dir, Secrets{}); again != s {

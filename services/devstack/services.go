@@ -8,14 +8,14 @@ import (
 
 // secretVars are kept from the children's environment: each service gets only its own, from
 // Resolved. WALLET_MASTER_SEED is no service's any more (the merchant service refuses it).
-var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_XPUB_LIVE", "WALLET_XPUB_TEST",
-	"WALLET_MASTER_SEED"}
+var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_XPUB_LIVE",
+	"WALLET_XPUB_TEST", "WALLET_MASTER_SEED"}
 
 // Gateway is the service that serves the HTTP API; its /readyz is on GATEWAY_ADDR.
 const Gateway = "gateway"
 
 // Services are the binaries the dev stack runs, in start order. The health listener ports
-// follow the same order from Config.HealthPortBase (the gateway needs none of its own).
+// follow the same order from Config.HealthPortBase, the gateway's last (it came later).
 var Services = []string{Gateway, "merchant", "pool", "payment-projection", "webhook-dispatcher"}
 
 // nameWidth pads the output prefixes: the longest name of the topology's processes.
@@ -35,7 +35,7 @@ type Resolved struct {
 	Secrets     Secrets
 }
 
-// HealthAddr returns the HEALTH_ADDR of (the first replica of) service name, "" for the gateway.
+// HealthAddr returns the HEALTH_ADDR of (the first replica of) service name.
 func (c Config) HealthAddr(name string) string { return c.HealthAddrOf(Instance{Service: name}) }
 
 // ReadyURL returns the readiness URL of (the first replica of) service name.
@@ -77,6 +77,7 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 			"GATEWAY_ADDR="+c.GatewayAddrOf(in.Replica),
 			"ADMIN_TOKEN="+r.Secrets.AdminToken,
 			"CRON_SECRET="+r.Secrets.CronSecret,
+			"IDEMPOTENCY_SECRET="+r.Secrets.IdempotencySecret,
 		)
 	case "merchant":
 		env = append(env, "WALLET_XPUB_LIVE="+r.Secrets.WalletXPubLive, "WALLET_XPUB_TEST="+r.Secrets.WalletXPubTest)

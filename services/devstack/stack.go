@@ -134,9 +134,8 @@ func (s *stack) listenAddrs() []string {
 	for _, in := range s.cfg.Topology().Instances() {
 		if in.Service == Gateway {
 			addrs = append(addrs, s.cfg.GatewayAddrOf(in.Replica))
-		} else {
-			addrs = append(addrs, s.cfg.HealthAddrOf(in))
 		}
+		addrs = append(addrs, s.cfg.HealthAddrOf(in))
 	}
 	if s.cfg.NATSURL == "" {
 		for i := range s.cfg.Topology().NATSNodes {

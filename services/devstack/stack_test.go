@@ -40,7 +40,7 @@ func fakeStack(t *testing.T, extraEnv ...string) Config {
 	cfg.DataDir = t.TempDir()
 	cfg.DatabaseURL = "postgres://fake@127.0.0.1:1/payplat" // the fakes never connect
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cfg.HealthPortBase = testkit.FreePorts(t, len(Services)-1)
+	cfg.HealthPortBase = testkit.FreePorts(t, len(Services))
 	cfg.NATSPort = freePort(t)
 	cfg.CronInterval = 20 * time.Millisecond
 	cfg.ReadyTimeout = time.Minute

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -76,16 +77,22 @@ func (c Config) GatewayAddrOf(r int) string {
 	return net.JoinHostPort(host, strconv.Itoa(p+replicaPortStride*r))
 }
 
-// HealthAddrOf is the HEALTH_ADDR of an instance ("" for the gateway, which serves health on
-// its API listener).
+// HealthAddrOf is the HEALTH_ADDR of an instance: from HealthPortBase for the services after the
+// gateway, in the order of Services, then the gateway's (its /metrics is served there only; its
+// /healthz and /readyz on the API listener too).
 func (c Config) HealthAddrOf(in Instance) string {
-	for i, s := range Services[1:] {
-		if s == in.Service {
-			return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.HealthPortBase+i+replicaPortStride*in.Replica))
-		}
+	i := slices.Index(Services[1:], in.Service)
+	if in.Service == Gateway {
+		i = len(Services) - 1
 	}
-	return ""
+	if i < 0 {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.HealthPortBase+i+replicaPortStride*in.Replica))
 }
+
+// MetricsURLOf is the Prometheus metrics URL of an instance, on its health listener.
+func (c Config) MetricsURLOf(in Instance) string { return "http://" + c.HealthAddrOf(in) + "/metrics" }
 
 // ReadyURLOf is the readiness URL of an instance.
 func (c Config) ReadyURLOf(in Instance) string {

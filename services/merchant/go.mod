@@ -11,7 +11,7 @@ require (
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/proto-events v0.0.0
 	golang.org/x/crypto v0.58.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -10,7 +10,7 @@ require (
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/proto-events v0.0.0
 	github.com/pressly/goose/v3 v3.29.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -8,7 +8,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/proto-events v0.0.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

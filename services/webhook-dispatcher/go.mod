@@ -10,7 +10,7 @@ require (
 	github.com/payplat/platform/proto-events v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/time v0.16.0
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -49,8 +49,9 @@ func ToJSON(doc []byte) ([]byte, error) {
 
 // Lint validates the document and applies the house rules kin-openapi does not know: every
 // operation has an operationId, a summary and a tag; every request and 2xx JSON response has an
-// example; every operation that takes a body or credentials documents the errors those can
-// cause (400/415 and 401), and every error response is the Error schema.
+// example; every operation documents 400 (the gateway refuses a query parameter an operation
+// does not list, on every route), and every operation that takes a body or credentials documents
+// the errors those can cause (413/415 and 401); every error response is the Error schema.
 func Lint(doc []byte) ([]string, error) {
 	t, err := load(doc)
 	if err != nil {
@@ -127,6 +128,9 @@ func lintResponses(where string, op *openapi3.Operation) []string {
 	}
 	if webhook {
 		return f
+	}
+	if op.Responses.Value("400") == nil {
+		f = append(f, where+": does not document 400 (an unknown query parameter is refused everywhere)")
 	}
 	if op.RequestBody != nil {
 		for _, code := range []string{"400", "413", "415"} {

@@ -34,11 +34,15 @@ func Start(t testing.TB, o svc.Options) *Started {
 	return StartOn(t, o, dsn, testkit.NATS(t))
 }
 
-// StartOn runs the service against an existing database and NATS server.
-func StartOn(t testing.TB, o svc.Options, dsn, natsURL string) *Started {
+// StartOn runs the service against an existing database and NATS server; tune adjusts the
+// configuration of the shared runtime first.
+func StartOn(t testing.TB, o svc.Options, dsn, natsURL string, tune ...func(*svc.Config)) *Started {
 	t.Helper()
 	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: natsURL, HealthAddr: "127.0.0.1:0",
 		ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: 2 * time.Minute}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	ready := make(chan *svc.Runtime, 1)
 	o.OnReady = func(rt *svc.Runtime) { ready <- rt }
 	ctx, cancel := context.WithCancel(context.Background())

@@ -20,16 +20,18 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
-const adminToken = "ctl-test-admin-token"
+const adminToken = "ctl-test-admin-token-0123456789abcdef"
 
 // startGateway runs the real gateway in process on a random port.
 func startGateway(t *testing.T) string {
 	t.Helper()
 	cfg, err := service.LoadFrom(map[string]string{
-		"DATABASE_URL": testkit.NewDatabase(t, migrations.Set()),
-		"NATS_URL":     testkit.NATS(t),
-		"GATEWAY_ADDR": "127.0.0.1:0",
-		"ADMIN_TOKEN":  adminToken,
+		"DATABASE_URL":       testkit.NewDatabase(t, migrations.Set()),
+		"NATS_URL":           testkit.NATS(t),
+		"GATEWAY_ADDR":       "127.0.0.1:0",
+		"HEALTH_ADDR":        "127.0.0.1:0",
+		"ADMIN_TOKEN":        adminToken,
+		"IDEMPOTENCY_SECRET": adminToken,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,21 +10,26 @@ import (
 	"fmt"
 )
 
-// idempotencySecrets are derived from a caller's Idempotency-Key: the id under which the key is
-// stored, and the AES-256-GCM key that seals the stored response. Someone reading the table sees
-// neither the Idempotency-Key nor the responses (which may hold API keys) unless they can guess
-// the Idempotency-Key; clients are told to use random ones (UUIDs).
+// idempotencySecrets are derived from a caller's Idempotency-Key and the gateway's
+// IDEMPOTENCY_SECRET: the id under which the key is stored, and the AES-256-GCM key that seals
+// the stored response. Someone reading the table (a backup, a replica, a role with SELECT) sees
+// neither the Idempotency-Key nor the responses (which may hold API keys and webhook signing
+// secrets): guessing an Idempotency-Key is not enough, the server secret is needed too. It is
+// HKDF's salt, so the extraction step is HMAC-SHA256 keyed with it.
 type idempotencySecrets struct {
 	id   []byte
 	aead cipher.AEAD
 }
 
-func deriveIdempotencySecrets(scope, key string) (idempotencySecrets, error) {
-	id, err := hkdf.Key(sha256.New, []byte(key), nil, "payplat idempotency id\x00"+scope, 32)
+func deriveIdempotencySecrets(serverSecret []byte, scope, key string) (idempotencySecrets, error) {
+	if len(serverSecret) == 0 {
+		return idempotencySecrets{}, errors.New("deriving idempotency keys: no IDEMPOTENCY_SECRET")
+	}
+	id, err := hkdf.Key(sha256.New, []byte(key), serverSecret, "payplat idempotency id\x00"+scope, 32)
 	if err != nil {
 		return idempotencySecrets{}, fmt.Errorf("deriving idempotency id: %w", err)
 	}
-	enc, err := hkdf.Key(sha256.New, []byte(key), nil, "payplat idempotency seal\x00"+scope, 32)
+	enc, err := hkdf.Key(sha256.New, []byte(key), serverSecret, "payplat idempotency seal\x00"+scope, 32)
 	if err != nil {
 		return idempotencySecrets{}, fmt.Errorf("deriving idempotency seal key: %w", err)
 	}

@@ -17,19 +17,22 @@ import (
 // IdempotencyStore keeps Idempotency-Keys and the first response to each in
 // gateway.idempotency_keys. It relies on PostgreSQL for mutual exclusion (one row per scope and
 // key, claimed with one atomic statement), so it is safe across gateway replicas. Keys are
-// stored hashed and response bodies sealed with a key derived from the Idempotency-Key (see
-// idempotencySecrets), because a stored response may hold secrets such as new API keys.
+// stored hashed and response bodies sealed with a key derived from the Idempotency-Key and the
+// server secret (see idempotencySecrets), because a stored response may hold secrets such as
+// new API keys.
 type IdempotencyStore struct {
 	db        *pgxpool.Pool
+	secret    []byte
 	lease     time.Duration
 	retention time.Duration
 }
 
-// NewIdempotencyStore returns a store on db. A request in flight holds its key for lease; past
-// that it is presumed dead and a retry with the same body may take the key over. Completed keys
-// are forgotten after retention.
-func NewIdempotencyStore(db *pgxpool.Pool, lease, retention time.Duration) *IdempotencyStore {
-	return &IdempotencyStore{db: db, lease: lease, retention: retention}
+// NewIdempotencyStore returns a store on db whose stored keys and responses are bound to secret
+// (IDEMPOTENCY_SECRET; every gateway replica must have the same). A request in flight holds its
+// key for lease; past that it is presumed dead and a retry with the same body may take the key
+// over. Completed keys are forgotten after retention.
+func NewIdempotencyStore(db *pgxpool.Pool, secret []byte, lease, retention time.Duration) *IdempotencyStore {
+	return &IdempotencyStore{db: db, secret: secret, lease: lease, retention: retention}
 }
 
 // claimSQL inserts the key, or takes over a row whose holder is presumed dead (same request) or
@@ -50,7 +53,7 @@ RETURNING owner`
 // now holds the key and must run the request, or the record of the earlier use otherwise.
 func (s *IdempotencyStore) Begin(ctx context.Context, scope, key string, fingerprint []byte) (
 	uuid.UUID, *domain.IdempotencyRecord, error) {
-	sec, err := deriveIdempotencySecrets(scope, key)
+	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
 		return uuid.Nil, nil, err
 	}
@@ -107,7 +110,7 @@ func (s *IdempotencyStore) read(ctx context.Context, scope string, sec idempoten
 // Complete stores the response of the request holding key as owner.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, owner uuid.UUID,
 	resp domain.StoredResponse) error {
-	sec, err := deriveIdempotencySecrets(scope, key)
+	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, owne
 
 // Release forgets key, held as owner, so that the request can be retried with it.
 func (s *IdempotencyStore) Release(ctx context.Context, scope, key string, owner uuid.UUID) error {
-	sec, err := deriveIdempotencySecrets(scope, key)
+	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
 		return err
 	}

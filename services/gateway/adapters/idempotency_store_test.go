@@ -3,6 +3,12 @@ package adapters_test
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"testing"
 	"time"
@@ -26,7 +32,14 @@ func newStore(t *testing.T, lease, retention time.Duration) (*adapters.Idempoten
 			t.Fatal(err)
 		}
 	}
-	return adapters.NewIdempotencyStore(db, lease, retention), exec
+	return adapters.NewIdempotencyStore(db, testSecret(), lease, retention), exec
+}
+
+// testSecret is a fresh IDEMPOTENCY_SECRET.
+func testSecret() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return []byte(hex.EncodeToString(b))
 }
 
 func TestIdempotencyStoreLifecycle(t *testing.T) {
@@ -109,5 +122,68 @@ func TestIdempotencyStoreExpiry(t *testing.T) {
 	n, err := s.Purge(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("Purge = %d, %v; want 1", n, err)
+	}
+}
+
+// A stored key and its sealed response are bound to the gateway's IDEMPOTENCY_SECRET, not only to
+// the caller's Idempotency-Key (issue 16): someone who reads the table and guesses (or sees, in a
+// proxy log) an Idempotency-Key finds neither the row nor the response, which may hold an API key
+// or a webhook signing secret. A gateway with another secret does not see the key either.
+func TestIdempotencyStoreBindsKeysToTheServerSecret(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
+	s := adapters.NewIdempotencyStore(db, testSecret(), time.Minute, time.Hour)
+	const scope, key, secret = "admin", "guessable-key-1", `{"sk_test":"sk_test_shown_once"}`
+	owner, _, err := s.Begin(ctx, scope, key, []byte("fp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(ctx, scope, key, owner, domain.StoredResponse{Status: 201, Body: []byte(secret)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the Idempotency-Key alone gives: HKDF of the key without the server secret.
+	keyOnly := func(purpose string) []byte {
+		k, err := hkdf.Key(sha256.New, []byte(key), nil, "payplat idempotency "+purpose+"\x00"+scope, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	var hash, sealed []byte
+	if err := db.QueryRow(ctx, `SELECT key_hash, response_body FROM idempotency_keys WHERE scope = $1`, scope).
+		Scan(&hash, &sealed); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(hash, keyOnly("id")) {
+		t.Error("the stored key hash derives from the Idempotency-Key alone")
+	}
+	block, err := aes.NewCipher(keyOnly("seal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := aead.NonceSize(); len(sealed) > n {
+		if plain, err := aead.Open(nil, sealed[:n], sealed[n:], hash); err == nil {
+			t.Errorf("the stored response opens with the Idempotency-Key alone: %s", plain)
+		}
+	}
+	if bytes.Contains(sealed, []byte("sk_test_shown_once")) {
+		t.Error("the stored response is in clear")
+	}
+
+	// A gateway with another secret neither replays nor refuses: the key is unknown to it.
+	other := adapters.NewIdempotencyStore(db, testSecret(), time.Minute, time.Hour)
+	if o, rec, err := other.Begin(ctx, scope, key, []byte("another body")); err != nil || rec != nil || o == uuid.Nil {
+		t.Fatalf("another secret's Begin = %v, %+v, %v; want a fresh claim", o, rec, err)
+	}
+	// The right secret still replays.
+	if _, rec, err := s.Begin(ctx, scope, key, []byte("fp")); err != nil || rec == nil || rec.Response == nil ||
+		string(rec.Response.Body) != secret {
+		t.Fatalf("replay = %+v, %v", rec, err)
 	}
 }

@@ -21,6 +21,10 @@ import (
 // to show what it published (read-your-writes).
 const PaymentVisibleTimeout = 10 * time.Second
 
+// DefaultPublishTimeout bounds each JetStream publish of a payment request
+// (GATEWAY_PUBLISH_TIMEOUT).
+const DefaultPublishTimeout = 2 * time.Second
+
 // Payments serves the payment endpoints. Reads go straight to the payment-projection's read
 // table (schema payments) and the merchant read table (schema merchant), read-only. Writes are
 // events published to the PAYMENTS stream; a request then waits until the projection shows
@@ -32,12 +36,23 @@ type Payments struct {
 	nc      *nats.Conn
 	pub     *bus.Publisher
 	timeout time.Duration
+	// publishTimeout bounds each publish, and the wait for an admission slot.
+	publishTimeout time.Duration
+	// admissions bounds the admission transactions in flight, each holding a connection of db
+	// across a publish: half the pool, so that a slow NATS never takes every connection from the
+	// API key lookups and reads of everyone else (issue 16).
+	admissions chan struct{}
 }
 
 // NewPayments returns the adapter; with a nil nc every write answers
-// domain.ErrPaymentsUnavailable.
-func NewPayments(db *pgxpool.Pool, nc *nats.Conn) *Payments {
-	p := &Payments{db: db, nc: nc, timeout: PaymentVisibleTimeout}
+// domain.ErrPaymentsUnavailable. publishTimeout bounds each publish (zero means
+// DefaultPublishTimeout).
+func NewPayments(db *pgxpool.Pool, nc *nats.Conn, publishTimeout time.Duration) *Payments {
+	if publishTimeout <= 0 {
+		publishTimeout = DefaultPublishTimeout
+	}
+	p := &Payments{db: db, nc: nc, timeout: PaymentVisibleTimeout, publishTimeout: publishTimeout,
+		admissions: make(chan struct{}, max(1, db.Config().MaxConns/2))}
 	if nc != nil {
 		p.pub, _ = bus.NewPublisher(nc, bus.PublisherOptions{})
 	}

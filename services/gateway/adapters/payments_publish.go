@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
@@ -93,30 +94,82 @@ func paymentIDFor(req domain.PaymentRequest) string {
 	return uuid.NewString()
 }
 
-// publishAndWait admits the payment and waits until its row satisfies done. In one transaction
-// it locks the merchant's row and requires it ACTIVE (lockActiveMerchant), validates the request,
-// subscribes to the projection's announcements for the payment (so none is missed) and publishes
-// the events in order, each acknowledged by JetStream before the next. The check and the publish
-// are thus atomic with respect to status changes: a pause committed before the lock refuses the
-// payment with nothing published, and one that comes later waits until JetStream has the
-// payment, so it is ordered after it. A repeated request whose events are dropped as duplicates
-// finds the row on its first read.
+// publishAndWait admits the payment, publishes the rest of its events and waits until its row
+// satisfies done.
+//
+// The admission (admit) is one short transaction: it locks the merchant's row and requires it
+// ACTIVE (lockActiveMerchant), validates the request, subscribes to the projection's
+// announcements for the payment (so none is missed) and publishes the payment's first event,
+// acknowledged by JetStream, before it commits. The check and that publish are thus atomic with
+// respect to status changes: a pause committed before the lock refuses the payment with nothing
+// published, and one that comes later waits until JetStream has the payment, so it is ordered
+// after it. The events after the first (processing and confirmed of a simulation) are published
+// once the transaction has committed: they need no lock, and the row lock and the connection are
+// held across one publish only, bounded by the publish timeout (issue 16: up to three publishes
+// of up to 5 s each held them, and a slow NATS took every connection of the gateway's pool).
+//
+// Every event id derives from the payment id, which under an Idempotency-Key derives from the
+// key: a retry after any failure publishes the same messages, which JetStream (Nats-Msg-Id)
+// and every consumer drop as duplicates, and finds the row on its first read when all is there.
 func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, merchantID string,
 	request func() (domain.PaymentRequest, error), done func(*domain.Payment) bool,
 	events func(m domain.PaymentMerchant, paymentID string, req domain.PaymentRequest) []proto.Message) (domain.Payment, error) {
-	var (
-		m   domain.PaymentMerchant
-		id  string
-		sub *nats.Subscription
-	)
-	defer func() {
-		if sub != nil {
-			_ = sub.Unsubscribe()
+	adm, err := a.admit(ctx, p, merchantID, request, events)
+	if adm.sub != nil {
+		defer func() { _ = adm.sub.Unsubscribe() }()
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	for _, ev := range adm.rest {
+		if err := a.publish(ctx, ev); err != nil {
+			return domain.Payment{}, err
 		}
-	}()
-	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+	}
+	wctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	for {
+		pm, err := a.get(ctx, p, adm.id)
+		if err != nil {
+			return domain.Payment{}, err
+		}
+		if pm != nil && done(pm) {
+			pm.MerchantName = adm.merchant.Name
+			return *pm, nil
+		}
+		if _, err := adm.sub.NextMsgWithContext(wctx); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+				return domain.Payment{}, fmt.Errorf("%w: payment %s published but not yet visible", domain.ErrPaymentsUnavailable, adm.id)
+			}
+			return domain.Payment{}, err
+		}
+	}
+}
+
+// admission is an admitted payment: its merchant and id, the subscription to its announcements
+// (to be unsubscribed), and the events left to publish after the first.
+type admission struct {
+	merchant domain.PaymentMerchant
+	id       string
+	sub      *nats.Subscription
+	rest     []proto.Message
+}
+
+// admit runs the admission transaction of publishAndWait. At most half the pool's connections
+// run one at once; a request that finds them all taken waits for one no longer than a publish may take, and is
+// answered domain.ErrPaymentsUnavailable (503) past that, holding no connection meanwhile.
+func (a *Payments) admit(ctx context.Context, p domain.Principal, merchantID string,
+	request func() (domain.PaymentRequest, error),
+	events func(m domain.PaymentMerchant, paymentID string, req domain.PaymentRequest) []proto.Message) (admission, error) {
+	var adm admission
+	release, err := a.acquireAdmission(ctx)
+	if err != nil {
+		return adm, err
+	}
+	defer release()
+	err = pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
 		var err error
-		if m, err = lockActiveMerchant(ctx, tx, p, merchantID); err != nil {
+		if adm.merchant, err = lockActiveMerchant(ctx, tx, p, merchantID); err != nil {
 			return err
 		}
 		req, err := request()
@@ -126,37 +179,47 @@ func (a *Payments) publishAndWait(ctx context.Context, p domain.Principal, merch
 		if a.pub == nil {
 			return domain.ErrPaymentsUnavailable
 		}
-		id = paymentIDFor(req)
-		subject, _ := notify.Subject(string(p.Environment), p.CompanyID.String(), id)
-		if sub, err = a.nc.SubscribeSync(subject); err != nil {
+		adm.id = paymentIDFor(req)
+		evs := events(adm.merchant, adm.id, req)
+		// Every event is checked before the first is published: an invalid one publishes nothing.
+		for _, ev := range evs {
+			if _, _, err := bus.NewEventMessage(ev); err != nil {
+				return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
+			}
+		}
+		subject, _ := notify.Subject(string(p.Environment), p.CompanyID.String(), adm.id)
+		if adm.sub, err = a.nc.SubscribeSync(subject); err != nil {
 			return fmt.Errorf("%w: subscribing: %v", domain.ErrPaymentsUnavailable, err)
 		}
-		if err := a.pub.PublishEvent(ctx, events(m, id, req)...); err != nil {
-			return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
-		}
-		return nil
+		adm.rest = evs[1:]
+		return a.publish(ctx, evs[0])
 	})
-	if err != nil {
-		return domain.Payment{}, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, a.timeout)
+	return adm, err
+}
+
+// acquireAdmission takes an admission slot, waiting at most the publish timeout for one.
+func (a *Payments) acquireAdmission(ctx context.Context) (func(), error) {
+	wait, cancel := context.WithTimeout(ctx, a.publishTimeout)
 	defer cancel()
-	for {
-		pm, err := a.get(ctx, p, id)
-		if err != nil {
-			return domain.Payment{}, err
+	select {
+	case a.admissions <- struct{}{}:
+		return func() { <-a.admissions }, nil
+	case <-wait.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if pm != nil && done(pm) {
-			pm.MerchantName = m.Name
-			return *pm, nil
-		}
-		if _, err := sub.NextMsgWithContext(wctx); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-				return domain.Payment{}, fmt.Errorf("%w: payment %s published but not yet visible", domain.ErrPaymentsUnavailable, id)
-			}
-			return domain.Payment{}, err
-		}
+		return nil, fmt.Errorf("%w: every payment admission is waiting for the bus", domain.ErrPaymentsUnavailable)
 	}
+}
+
+// publish publishes one event, acknowledged by JetStream within the publish timeout.
+func (a *Payments) publish(ctx context.Context, ev proto.Message) error {
+	pctx, cancel := context.WithTimeout(ctx, a.publishTimeout)
+	defer cancel()
+	if err := a.pub.PublishEvent(pctx, ev); err != nil {
+		return fmt.Errorf("%w: %v", domain.ErrPaymentsUnavailable, err)
+	}
+	return nil
 }
 
 func randomHex(n int) string {

@@ -41,10 +41,11 @@ type poolSettingsRequest struct {
 }
 
 type poolDepositRequest struct {
-	CompanyID   string `json:"company_id"`
-	Environment string `json:"environment"`
-	Amount      string `json:"amount"`
-	RequestID   string `json:"request_id,omitempty"`
+	CompanyID     string `json:"company_id"`
+	Environment   string `json:"environment"`
+	Amount        string `json:"amount"`
+	RequestID     string `json:"request_id,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
 }
 
 type poolCommandError struct {
@@ -66,12 +67,14 @@ func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, en
 	return out, c.call(ctx, poolSubjectUpdateSettings, req, &out)
 }
 
-// SimulateDeposit records a simulated deposit in a test pool. requestID makes it idempotent.
+// SimulateDeposit records a simulated deposit in a test pool. A commandID makes it idempotent
+// (the pool records one deposit per id); empty, every call is a new deposit. requestID is
+// recorded as the event's correlation id.
 func (c *PoolCommands) SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment,
-	amount string, requestID string) (domain.PoolDeposit, error) {
+	amount, commandID, requestID string) (domain.PoolDeposit, error) {
 	var out domain.PoolDeposit
 	return out, c.call(ctx, poolSubjectSimulateDeposit, poolDepositRequest{CompanyID: company.String(),
-		Environment: string(env), Amount: amount, RequestID: requestID}, &out)
+		Environment: string(env), Amount: amount, RequestID: commandID, CorrelationID: requestID}, &out)
 }
 
 func (c *PoolCommands) call(ctx context.Context, subject string, req, out any) error {

@@ -51,7 +51,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 		migrate.Set{Schema: webhookmigrations.Schema, Sources: []fs.FS{projection.Migrations, webhookmigrations.FS}})
 	admin := "bench-admin-" + uuid.NewString()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
+		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "IDEMPOTENCY_SECRET": admin})
 	if err != nil {
 		b.Fatal(err)
 	}

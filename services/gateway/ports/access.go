@@ -77,7 +77,7 @@ func (s *Server) guard(access Access, class routeClass, h http.Handler) http.Han
 }
 
 // limitAnonymous draws every call of a public route from its client address's bucket, except
-// the probes of orchestrators and scrapers, which must never be refused for their rate.
+// the probes of orchestrators, which must never be refused for their rate.
 func (s *Server) limitAnonymous(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !probeRoutes[r.URL.Path] {

@@ -2,6 +2,7 @@ package ports_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,9 @@ func TestDocumentCoversEveryRoute(t *testing.T) {
 		if r.Publishable != apitest.Publishable(r.Method, r.Path) {
 			t.Errorf("%s: the router takes publishable keys: %v; the document (x-publishable-key): %v", key,
 				r.Publishable, !r.Publishable)
+		}
+		if doc := apitest.QueryParameters(r.Method, r.Path); !slices.Equal(r.Query, doc) {
+			t.Errorf("%s: the router takes the query parameters %v; the document %v", key, r.Query, doc)
 		}
 	}
 	ops, err := apitest.Operations()

@@ -101,7 +101,8 @@ func UpdatePoolSettings(ctx context.Context, svc PoolService, lowThreshold *stri
 }
 
 // SimulatePoolDeposit records a simulated deposit into the pool of the principal in ctx (test
-// keys only). Under an Idempotency-Key the pool de-duplicates on a hash of caller and key.
+// keys only). Under an Idempotency-Key the pool de-duplicates on a hash of caller and key; without
+// one, every call is a deposit.
 func SimulatePoolDeposit(ctx context.Context, svc PoolService, amount *string, idempotencyKey string) (domain.PoolDeposit, error) {
 	p, _ := PrincipalFrom(ctx)
 	if p.Environment != domain.Test {
@@ -114,7 +115,8 @@ func SimulatePoolDeposit(ctx context.Context, svc PoolService, amount *string, i
 		return domain.PoolDeposit{}, domain.Invalid("amount",
 			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`)
 	}
-	return svc.SimulateDeposit(ctx, p.CompanyID, p.Environment, *amount, commandIDFor(ctx, idempotencyKey))
+	return svc.SimulateDeposit(ctx, p.CompanyID, p.Environment, *amount, commandIDFor(ctx, idempotencyKey),
+		requestID(ctx))
 }
 
 // SimulatePayment fires a simulated payment (created, processing, confirmed) for the

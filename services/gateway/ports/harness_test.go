@@ -41,6 +41,8 @@ type gateway struct {
 	adminToken string
 	cronSecret string
 	logs       *syncBuffer
+	// registry holds the gateway's metrics (served by the health listener, not the API).
+	registry *prometheus.Registry
 }
 
 type setup struct {
@@ -58,7 +60,8 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	}
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
 	g := &gateway{t: t, db: db, adminToken: randomToken(), cronSecret: randomToken(), logs: &syncBuffer{}}
-	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret})
+	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret,
+		"IDEMPOTENCY_SECRET": randomToken()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,8 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 	if st.checks != nil {
 		checks = st.checks(db)
 	}
-	api, err := service.NewAPI(cfg, db, checks, logx.New("json", "debug", g.logs), prometheus.NewRegistry(), st.apiOpts...)
+	g.registry = prometheus.NewRegistry()
+	api, err := service.NewAPI(cfg, db, checks, logx.New("json", "debug", g.logs), g.registry, st.apiOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

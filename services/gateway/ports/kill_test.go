@@ -62,7 +62,7 @@ func TestGatewayKilledMidPaymentRetriedWithItsKeyPaysOnce(t *testing.T) {
 	m := s.payMerchant(c, "test", "Kill Shop", "ACTIVE")
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 1))
 	helper := testkit.StartHelper(t, "gateway-killed-mid-payment", "DATABASE_URL="+s.dsn, "NATS_URL="+s.natsURL,
-		"GATEWAY_ADDR="+addr, "GATEWAY_IDEMPOTENCY_LEASE=2s", "GATEWAY_REQUEST_TIMEOUT=1s", "LOG_LEVEL=error")
+		"GATEWAY_ADDR="+addr, "HEALTH_ADDR=127.0.0.1:0", "IDEMPOTENCY_SECRET="+randomToken(), "GATEWAY_IDEMPOTENCY_LEASE=2s", "GATEWAY_REQUEST_TIMEOUT=1s", "LOG_LEVEL=error")
 	dying := &gateway{t: t, url: "http://" + addr, client: contractClient(t, nil)}
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		_, err := dying.send(request{method: http.MethodGet, path: "/readyz"})

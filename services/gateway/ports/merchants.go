@@ -39,7 +39,7 @@ func (s *Server) merchantRoutes() {
 	secret := RequireKey(domain.Secret)
 	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants", s.listMerchants, secret)
 	s.HandleFunc(http.MethodPost, "/api/v1/management/merchants/create", s.createMerchant, secret)
-	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants/{id}/transactions", s.merchantLedger, secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants/{id}/transactions", s.merchantLedger, secret, "limit")
 	s.HandleFunc(http.MethodPatch, "/api/v1/management/merchants/{id}/status", s.setMerchantStatus, secret)
 	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/merchants/{id}/status", s.setMerchantStatus, secret)
 	s.HandleFunc(http.MethodPatch, "/api/v1/admin/merchants/{id}/status", s.adminSetMerchantStatus, AdminToken)
@@ -164,18 +164,15 @@ func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
 	}{l.MerchantID, l.MerchantName, l.TotalCount, entries})
 }
 
+// merchantLedgerLimit reads limit (1 to 100, default 50); the route takes no other parameter
+// (strictQuery).
 func merchantLedgerLimit(r *http.Request) (int, error) {
 	q := r.URL.Query()
-	for name := range q {
-		if name != "limit" {
-			return 0, domain.Invalid(name, "unknown query parameter")
-		}
-	}
-	if len(q["limit"]) == 0 {
+	if !q.Has("limit") {
 		return defaultMerchantLedgerLimit, nil
 	}
 	n, err := strconv.Atoi(q.Get("limit"))
-	if len(q["limit"]) > 1 || err != nil || n < 1 || n > maxMerchantLedgerLimit {
+	if err != nil || n < 1 || n > maxMerchantLedgerLimit {
 		return 0, domain.Invalid("limit", "must be a whole number from 1 to 100")
 	}
 	return n, nil

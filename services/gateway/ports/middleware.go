@@ -64,11 +64,11 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	})
 }
 
-// probeRoutes are polled by orchestrators and scrapers; their successes are logged at debug
+// probeRoutes are polled by orchestrators; their successes are logged at debug
 // level only, so that they do not drown the access log. A 503 of /readyz is an answer, not a
 // failure of the gateway (a dependency is not ready yet): the readiness handler logs the
 // transitions itself, so the access log keeps it at debug too.
-var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true}
 
 func (s *Server) logRequest(r *http.Request, info *requestInfo, status int, elapsed time.Duration) {
 	level := slog.LevelInfo

@@ -40,6 +40,8 @@ type Route struct {
 	Path   string
 	// Publishable says a publishable key may call the route.
 	Publishable bool
+	// Query lists the query parameters the route takes, sorted; it refuses any other.
+	Query []string
 }
 
 // Routes lists the routes registered on the router (gorilla/mux Walk), in registration order. A
@@ -57,7 +59,9 @@ func (s *Server) Routes() []Route {
 		}
 		for _, m := range methods {
 			a := s.access[m+" "+tpl]
-			out = append(out, Route{Method: m, Path: tpl, Publishable: slices.Contains(a.keyKinds, domain.Publishable)})
+			query := slices.Sorted(slices.Values(s.query[m+" "+tpl]))
+			out = append(out, Route{Method: m, Path: tpl, Publishable: slices.Contains(a.keyKinds, domain.Publishable),
+				Query: query})
 		}
 		return nil
 	})

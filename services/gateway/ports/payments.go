@@ -43,7 +43,8 @@ func (s *Server) paymentRoutes(svc PaymentService) {
 		return
 	}
 	h := &paymentHandlers{Server: s, payments: svc}
-	s.HandleFunc(http.MethodGet, "/api/v1/management/payments", h.listPayments, RequireKey(domain.Secret))
+	s.HandleFunc(http.MethodGet, "/api/v1/management/payments", h.listPayments, RequireKey(domain.Secret),
+		"limit", "offset", "status")
 	s.HandleFunc(http.MethodPost, "/api/v1/payments/process", h.processPayment,
 		RequireKey(domain.Secret, domain.Publishable))
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/payments/simulate", h.simulatePayment, RequireKey(domain.Secret))
@@ -121,36 +122,31 @@ func (s *paymentHandlers) listPayments(w http.ResponseWriter, r *http.Request) {
 }
 
 // paymentFilter reads limit (1–100, default 50), offset (≥ 0, default 0) and status (PENDING,
-// CONFIRMED, FAILED); anything else, or a parameter given twice, is 400 VALIDATION_ERROR.
+// CONFIRMED, FAILED); a bad value is 400 VALIDATION_ERROR. The route takes no other parameter,
+// and none twice (strictQuery).
 func paymentFilter(r *http.Request) (domain.PaymentFilter, error) {
 	f := domain.PaymentFilter{Limit: defaultPaymentsLimit}
 	q := r.URL.Query()
-	for name, vs := range q {
-		if len(vs) > 1 {
-			return f, domain.Invalid(name, "must be given at most once")
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > maxPaymentsLimit {
+			return f, domain.Invalid("limit", "must be a whole number from 1 to 100")
 		}
-		v := vs[0]
-		switch name {
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxPaymentsLimit {
-				return f, domain.Invalid("limit", "must be a whole number from 1 to 100")
-			}
-			f.Limit = n
-		case "offset":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return f, domain.Invalid("offset", "must be a whole number of at least 0")
-			}
-			f.Offset = n
-		case "status":
-			if v != domain.PaymentPending && v != domain.PaymentConfirmed && v != domain.PaymentFailed {
-				return f, domain.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
-			}
-			f.Status = v
-		default:
-			return f, domain.Invalid(name, "unknown query parameter")
+		f.Limit = n
+	}
+	if q.Has("offset") {
+		n, err := strconv.Atoi(q.Get("offset"))
+		if err != nil || n < 0 {
+			return f, domain.Invalid("offset", "must be a whole number of at least 0")
 		}
+		f.Offset = n
+	}
+	if q.Has("status") {
+		v := q.Get("status")
+		if v != domain.PaymentPending && v != domain.PaymentConfirmed && v != domain.PaymentFailed {
+			return f, domain.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
+		}
+		f.Status = v
 	}
 	return f, nil
 }

@@ -32,7 +32,7 @@ func BenchmarkPaymentsList(b *testing.B) {
 	dsn := testkit.NewDatabase(b, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
 	admin := randomToken()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin})
+		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "IDEMPOTENCY_SECRET": admin})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,8 @@ type PoolService interface {
 		f domain.PoolTransactionFilter) (domain.PoolTransactionPage, error)
 	UpdateSettings(ctx context.Context, company uuid.UUID, env domain.Environment, u domain.PoolSettingsUpdate,
 		requestID string) (domain.PoolBalance, error)
-	SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment, amount string,
+	// SimulateDeposit records a deposit; the pool records one per non-empty commandID.
+	SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment, amount, commandID,
 		requestID string) (domain.PoolDeposit, error)
 }
 
@@ -41,7 +42,8 @@ func (s *Server) poolRoutes(p PoolService) {
 	secretOrPublishable := RequireKey(domain.Secret, domain.Publishable)
 	for _, prefix := range []string{"/api/v1/management/pool", "/api/v1/dashboard/pool"} {
 		s.HandleFunc(http.MethodGet, prefix+"/balance", h.balance, secret)
-		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable)
+		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable,
+			"type", "limit", "offset")
 	}
 	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/pool/settings", h.updateSettings, secret)
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", h.simulateDeposit, secret)
@@ -95,7 +97,8 @@ func (h poolHandlers) transactions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0).
+// parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0); the
+// route takes no other parameter (strictQuery).
 func parsePoolFilter(r *http.Request) (domain.PoolTransactionFilter, error) {
 	q := r.URL.Query()
 	f := domain.PoolTransactionFilter{Limit: poolDefaultLimit}
@@ -171,11 +174,13 @@ func (h poolHandlers) simulateDeposit(w http.ResponseWriter, r *http.Request) {
 
 // commandIDFor identifies a command for the pool service's own de-duplication: from the
 // Idempotency-Key when there is one (a retry after a lost reply records nothing new, even when
-// the first attempt's outcome was never stored), else the request id.
+// the first attempt's outcome was never stored), else nothing: every call is a new command. Never
+// the request id: X-Request-Id is the caller's correlation id, which any caller may repeat, and a
+// repeat must not silently answer with an earlier deposit (issue 16).
 func commandIDFor(ctx context.Context, idempotencyKey string) string {
-	if idempotencyKey != "" {
-		sum := sha256.Sum256([]byte(callerScope(ctx) + "\x00" + idempotencyKey))
-		return "idem-" + hex.EncodeToString(sum[:16])
+	if idempotencyKey == "" {
+		return ""
 	}
-	return requestID(ctx)
+	sum := sha256.Sum256([]byte(callerScope(ctx) + "\x00" + idempotencyKey))
+	return "idem-" + hex.EncodeToString(sum[:16])
 }

@@ -326,3 +326,43 @@ func TestPoolSettingsAndSimulatedDeposit(t *testing.T) {
 		t.Fatalf("live balance %v", got)
 	}
 }
+
+// A simulated deposit is de-duplicated on its Idempotency-Key only, never on X-Request-Id (issue
+// 16): the request id is the caller's correlation id, which a client may well send twice (a fixed
+// value, a trace id shared by several calls), and the second deposit must not silently answer with
+// the first. Two calls with the same X-Request-Id and no Idempotency-Key are two deposits.
+func TestSimulatedDepositDeduplicatesOnlyOnIdempotencyKey(t *testing.T) {
+	s := newPoolStack(t)
+	sk := s.createCompany("Acme Request Ids").Keys["sk_test"]
+	first := s.call(sk, http.MethodPost, poolSimulatePath, `{"amount":"10.00"}`, "X-Request-Id", "same-request-id")
+	second := s.call(sk, http.MethodPost, poolSimulatePath, `{"amount":"10.00"}`, "X-Request-Id", "same-request-id")
+	var a, b struct {
+		Transaction poolTx `json:"transaction"`
+	}
+	for _, c := range []struct {
+		r   response
+		dst any
+	}{{first, &a}, {second, &b}} {
+		if c.r.status != http.StatusCreated {
+			t.Fatalf("simulate deposit: %d %s", c.r.status, c.r.body)
+		}
+		if err := json.Unmarshal(c.r.body, c.dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Transaction.ID == b.Transaction.ID || a.Transaction.TxHash == b.Transaction.TxHash {
+		t.Fatalf("the second call with the same X-Request-Id answered with the first deposit: %s", second.body)
+	}
+	if got := s.balance(sk)["balance"]; got != "20.00" {
+		t.Fatalf("balance %v after two deposits of 10.00", got)
+	}
+	// Under an Idempotency-Key, a retry is the same deposit, whatever its request id.
+	k1 := s.call(sk, http.MethodPost, poolSimulatePath, `{"amount":"5.00"}`, "Idempotency-Key", "dep-k", "X-Request-Id", "r1")
+	k2 := s.call(sk, http.MethodPost, poolSimulatePath, `{"amount":"5.00"}`, "Idempotency-Key", "dep-k", "X-Request-Id", "r2")
+	if k1.status != http.StatusCreated || string(k1.body) != string(k2.body) {
+		t.Fatalf("retry under an Idempotency-Key: %d %s / %d %s", k1.status, k1.body, k2.status, k2.body)
+	}
+	if l := s.list(sk, ""); l.Pagination.Total != 3 {
+		t.Fatalf("%d pool transactions, want 3", l.Pagination.Total)
+	}
+}

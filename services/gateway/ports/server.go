@@ -20,7 +20,7 @@ type Deps struct {
 	App         app.Application
 	Idempotency IdempotencyStore
 	Logger      *slog.Logger
-	// Registry receives the HTTP metrics and is what /metrics exposes.
+	// Registry receives the HTTP metrics; the health listener's /metrics exposes it.
 	Registry *prometheus.Registry
 	// Checks are the readiness checks of /readyz, by name.
 	Checks map[string]health.Check
@@ -65,6 +65,8 @@ type Server struct {
 	limits *limiter
 	// access is who may call each route ("METHOD path"), for Routes.
 	access map[string]Access
+	// query is the query parameters each route takes ("METHOD path"), for Routes.
+	query map[string][]string
 }
 
 // NewServer builds the router with every route of the gateway.
@@ -88,6 +90,7 @@ func NewServer(d Deps) (*Server, error) {
 		requestTimeout: d.RequestTimeout,
 		limits:         newLimiter(d.RateLimits),
 		access:         map[string]Access{},
+		query:          map[string][]string{},
 	}
 	if s.requestTimeout <= 0 {
 		s.requestTimeout = DefaultRequestTimeout
@@ -114,17 +117,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// Handle registers h for method and path (a gorilla/mux template) behind access. Every route
-// declares who may call it; POST routes also honour Idempotency-Key.
-func (s *Server) Handle(method, path string, h http.Handler, access Access) {
+// Handle registers h for method and path (a gorilla/mux template) behind access, taking the
+// query parameters named by query and no other (strictQuery). Every route declares who may call
+// it; POST routes also honour Idempotency-Key.
+func (s *Server) Handle(method, path string, h http.Handler, access Access, query ...string) {
 	if method == http.MethodPost {
 		h = s.idempotent(h)
 	}
 	s.access[method+" "+path] = access
-	s.router.Handle(path, s.guard(access, classOf(method, path), h)).Methods(method)
+	s.query[method+" "+path] = query
+	s.router.Handle(path, s.guard(access, classOf(method, path), s.strictQuery(query, h))).Methods(method)
 }
 
 // HandleFunc is Handle for a function.
-func (s *Server) HandleFunc(method, path string, h http.HandlerFunc, access Access) {
-	s.Handle(method, path, h, access)
+func (s *Server) HandleFunc(method, path string, h http.HandlerFunc, access Access, query ...string) {
+	s.Handle(method, path, h, access, query...)
 }

@@ -19,12 +19,18 @@ import (
 // runGateway runs the real gateway service (service.New + Run, with a fresh admin token and
 // cron secret) on dsn and natsURL until the test ends, waits until /readyz answers 200, and
 // returns a client of it and a JetStream handle on the same NATS server. The backend services
-// a test needs are started beside it (svctest.StartOn).
-func runGateway(t *testing.T, dsn, natsURL string) (*gateway, jetstream.JetStream) {
+// a test needs are started beside it (svctest.StartOn). env sets more variables (name, value,
+// ...).
+func runGateway(t *testing.T, dsn, natsURL string, env ...string) (*gateway, jetstream.JetStream) {
 	t.Helper()
 	admin, cron := randomToken(), randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
-		"GATEWAY_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron})
+	environ := map[string]string{"DATABASE_URL": dsn, "NATS_URL": natsURL,
+		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "CRON_SECRET": cron,
+		"IDEMPOTENCY_SECRET": randomToken()}
+	for i := 0; i+1 < len(env); i += 2 {
+		environ[env[i]] = env[i+1]
+	}
+	cfg, err := service.LoadFrom(environ)
 	if err != nil {
 		t.Fatal(err)
 	}

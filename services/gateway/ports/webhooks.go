@@ -36,7 +36,7 @@ func (s *Server) webhookRoutes(hooks WebhookService) {
 	}
 	h := webhookHandlers{s: s, hooks: hooks}
 	secret := RequireKey(domain.Secret)
-	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", h.logs, secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", h.logs, secret, "status", "event_type", "limit")
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/config", h.configure, secret)
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/{log_id}/retry", h.retry, secret)
 	s.HandleFunc(http.MethodGet, "/api/v1/cron/webhooks/retry", h.cron, CronSecret)
@@ -68,6 +68,8 @@ func (h webhookHandlers) logs(w http.ResponseWriter, r *http.Request) {
 	}{logs})
 }
 
+// webhookLogFilter reads status, event_type and limit (1 to 100, default 50); the route takes no
+// other parameter (strictQuery).
 func webhookLogFilter(r *http.Request) (domain.WebhookLogFilter, error) {
 	q := r.URL.Query()
 	f := domain.WebhookLogFilter{Status: q.Get("status"), EventType: q.Get("event_type"), Limit: defaultWebhookLogLimit}

@@ -11,7 +11,7 @@ import (
 // unless DASHBOARD_SESSION_IDLE says otherwise.
 func TestDashboardConfigFromTheEnvironment(t *testing.T) {
 	t.Parallel()
-	def, err := service.LoadFrom(map[string]string{})
+	def, err := service.LoadFrom(map[string]string{"IDEMPOTENCY_SECRET": testIdempotencySecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestDashboardConfigFromTheEnvironment(t *testing.T) {
 		d.APIReferenceURL != "" {
 		t.Errorf("defaults: %+v", d)
 	}
-	cfg, err := service.LoadFrom(map[string]string{"DASHBOARD_SESSION_IDLE": "30m", "DASHBOARD_MAX_STREAMS": "7",
+	cfg, err := service.LoadFrom(map[string]string{"IDEMPOTENCY_SECRET": testIdempotencySecret, "DASHBOARD_SESSION_IDLE": "30m", "DASHBOARD_MAX_STREAMS": "7",
 		"DASHBOARD_SSE_HEARTBEAT": "5s", "DASHBOARD_API_REFERENCE_URL": "https://docs.example.com/api"})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestDashboardConfigFromTheEnvironment(t *testing.T) {
 		d.APIReferenceURL != "https://docs.example.com/api" {
 		t.Errorf("from the environment: %+v", d)
 	}
-	if _, err := service.LoadFrom(map[string]string{"DASHBOARD_SESSION_IDLE": "soon"}); err == nil {
+	if _, err := service.LoadFrom(map[string]string{"IDEMPOTENCY_SECRET": testIdempotencySecret, "DASHBOARD_SESSION_IDLE": "soon"}); err == nil {
 		t.Error("a bad idle expiry was accepted")
 	}
 }

@@ -81,6 +81,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if cfg.DatabaseURL == "" || cfg.NATSURL == "" {
 		return nil, errors.New("gateway: DATABASE_URL and NATS_URL are required")
 	}
+	if err := cfg.checkSecrets(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	s := &Service{cfg: cfg, log: o.log}
 	defer func() {
 		if err != nil {
@@ -90,7 +93,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	if err := migrate.Up(ctx, cfg.DatabaseURL, migrations.Set()); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema); err != nil {
+	if s.db, err = pg.Connect(ctx, cfg.DatabaseURL, migrations.Schema, pg.WithStatementTimeout(cfg.StatementTimeout)); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s.keys = adapters.NewCachedKeys(adapters.NewCompanyRepository(s.db), cfg.KeyCacheTTL, s.log)
@@ -116,7 +119,8 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"nats":     health.NATSCheck(s.nc),
 		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
-	s.idem = adapters.NewIdempotencyStore(s.db, s.cfg.IdempotencyLease, s.cfg.IdempotencyRetention)
+	s.idem = adapters.NewIdempotencyStore(s.db, []byte(s.cfg.IdempotencySecret), s.cfg.IdempotencyLease,
+		s.cfg.IdempotencyRetention)
 	api, dash, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
 	if err != nil {
 		return err
@@ -147,7 +151,11 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *slog.Logger,
 	reg *prometheus.Registry, opts ...APIOption) (*ports.Server, error) {
 	cfg = cfg.withDefaults()
-	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, cfg.IdempotencyLease, cfg.IdempotencyRetention)
+	if err := cfg.checkSecrets(); err != nil {
+		return nil, err
+	}
+	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, []byte(cfg.IdempotencySecret),
+		cfg.IdempotencyLease, cfg.IdempotencyRetention)
 	for _, o := range opts {
 		idem = o.wrapIdempotency(idem)
 	}
@@ -171,7 +179,7 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, *dashboard.Dashboard, error) {
 	application := newApplication(db, keys)
 	svcs := services{merchants: adapters.NewMerchants(db, nc), webhooks: adapters.NewWebhooks(db, nc),
-		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc)}
+		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc, cfg.PublishTimeout)}
 	api, err := ports.NewServer(ports.Deps{
 		App:         application,
 		Idempotency: idem,
@@ -236,6 +244,16 @@ func connectNATS(url string, log *slog.Logger, onReconnect func()) (*nats.Conn, 
 		return nil, fmt.Errorf("connecting to nats: %w", err)
 	}
 	return nc, nil
+}
+
+// HealthAddr returns the address of the health listener (/healthz, /readyz, /metrics), the
+// real port once Run has started it; empty without one (a Config built by hand without
+// HEALTH_ADDR).
+func (s *Service) HealthAddr() string {
+	if s.health == nil {
+		return ""
+	}
+	return s.health.Addr()
 }
 
 // Addr returns the address the API listens on (host:port, the real port when configured as 0).
@@ -303,7 +321,8 @@ func (s *Service) Run(ctx context.Context) error {
 // gateway starts while NATS is down; /readyz reports the missing streams meanwhile). It returns
 // an error only for a server too old for the platform (natsx.RequireVersion).
 func (s *Service) provisionStreams(ctx context.Context) error {
-	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow}
+	opts := bus.ProvisionOptions{Replicas: s.cfg.StreamReplicas, DuplicateWindow: s.cfg.DuplicateWindow,
+		DeadLetterMaxAge: s.cfg.DeadLetterMaxAge}
 	for {
 		if err := natsx.RequireVersion(s.nc); err != nil {
 			return err

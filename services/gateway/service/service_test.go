@@ -26,15 +26,32 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
+// The secrets of the tests' gateways (at least service.MinSecretBytes each).
+const (
+	testAdminToken        = "admin-secret-0123456789abcdef0123456789"
+	testIdempotencySecret = "test-idempotency-secret-0123456789abcdef"
+)
+
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": "postgres://x", "NATS_URL": "nats://y"})
+	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
+		"IDEMPOTENCY_SECRET": testIdempotencySecret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8080" || cfg.ShutdownTimeout != 15*time.Second || cfg.AdminToken != "" ||
+	if cfg.Addr != "127.0.0.1:8080" || cfg.HealthAddr != "127.0.0.1:8085" || cfg.ShutdownTimeout != 15*time.Second ||
+		cfg.AdminToken != "" ||
 		cfg.DatabaseURL != "postgres://x" || cfg.NATSURL != "nats://y" || cfg.IdempotencyRetention != 24*time.Hour {
 		t.Errorf("config = %+v", cfg)
+	}
+	if cfg.PublishTimeout != 2*time.Second || cfg.StatementTimeout != 10*time.Second {
+		t.Errorf("publish timeout %v, statement timeout %v, want 2s and 10s", cfg.PublishTimeout, cfg.StatementTimeout)
+	}
+	for _, bad := range []map[string]string{{"GATEWAY_PUBLISH_TIMEOUT": "0s"}, {"GATEWAY_STATEMENT_TIMEOUT": "-1s"}} {
+		bad["IDEMPOTENCY_SECRET"] = testIdempotencySecret
+		if _, err := service.LoadFrom(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 	if _, err := service.LoadFrom(map[string]string{"SHUTDOWN_TIMEOUT": "soon"}); err == nil ||
 		!strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
@@ -52,11 +69,13 @@ func TestNewRequiresDatabaseAndNATS(t *testing.T) {
 func testConfig(t *testing.T) service.Config {
 	t.Helper()
 	cfg, err := service.LoadFrom(map[string]string{
-		"DATABASE_URL":     testkit.NewDatabase(t, migrations.Set()),
-		"NATS_URL":         testkit.NATS(t),
-		"GATEWAY_ADDR":     "127.0.0.1:0",
-		"ADMIN_TOKEN":      "admin-secret",
-		"SHUTDOWN_TIMEOUT": "10s",
+		"DATABASE_URL":       testkit.NewDatabase(t, migrations.Set()),
+		"NATS_URL":           testkit.NATS(t),
+		"GATEWAY_ADDR":       "127.0.0.1:0",
+		"ADMIN_TOKEN":        testAdminToken,
+		"IDEMPOTENCY_SECRET": testIdempotencySecret,
+		"HEALTH_ADDR":        "127.0.0.1:0",
+		"SHUTDOWN_TIMEOUT":   "10s",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +106,17 @@ func assertStreamsProvisioned(t *testing.T, natsURL string) {
 
 func get(t *testing.T, url string, header ...string) (int, string) {
 	t.Helper()
+	return getWith(t, contractClient(t), url, header...)
+}
+
+// getWith is get with another client: the health listener is not the API the document describes.
+func getWith(t *testing.T, client *http.Client, url string, header ...string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := contractClient(t).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +155,23 @@ func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	if status, _ := get(t, svc.URL()+"/healthz"); status != http.StatusOK {
 		t.Errorf("healthz: %d", status)
 	}
+	// The metrics are on the health listener only, never on the public API (issue 16); the
+	// health listener answers the probes too.
+	if status, body := get(t, svc.URL()+"/metrics"); status != http.StatusNotFound {
+		t.Errorf("the API listener serves /metrics: %d %.100s", status, body)
+	}
+	health := "http://" + svc.HealthAddr()
+	if status, body := getWith(t, http.DefaultClient, health+"/metrics"); status != http.StatusOK ||
+		!strings.Contains(body, `http_requests_total{code="200",method="GET",route="/readyz"}`) {
+		t.Errorf("health listener /metrics: %d %.300s", status, body)
+	}
+	for _, probe := range []string{"/healthz", "/readyz"} {
+		if status, body := getWith(t, http.DefaultClient, health+probe); status != http.StatusOK {
+			t.Errorf("health listener %s: %d %s", probe, status, body)
+		}
+	}
 	assertStreamsProvisioned(t, cfg.NATSURL)
-	if status, body := get(t, svc.URL()+"/api/v1/admin/companies", "Authorization", "Bearer admin-secret"); status != 200 ||
+	if status, body := get(t, svc.URL()+"/api/v1/admin/companies", "Authorization", "Bearer "+testAdminToken); status != 200 ||
 		body != "{\"companies\":[]}\n" {
 		t.Errorf("companies: %d %s", status, body)
 	}
@@ -226,7 +266,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	a, b := startGateway(t, cfg), startGateway(t, cfg)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a+"/api/v1/admin/companies",
 		strings.NewReader(`{"name":"Acme"}`))
-	req.Header.Set("Authorization", "Bearer admin-secret")
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
 	resp, err := contractClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +290,7 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 	}
 	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost,
 		a+"/api/v1/admin/companies/"+created.Company.ID+"/keys/sk_test/roll", nil)
-	req.Header.Set("Authorization", "Bearer admin-secret")
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
 	if resp, err = contractClient(t).Do(req); err != nil {
 		t.Fatal(err)
 	}
@@ -273,10 +313,11 @@ func TestRolledKeyRefusedByEveryGateway(t *testing.T) {
 // while the first still runs.
 func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
 	t.Parallel()
-	if _, err := service.LoadFrom(map[string]string{"GATEWAY_IDEMPOTENCY_LEASE": "50s", "GATEWAY_REQUEST_TIMEOUT": "30s"}); err == nil {
+	if _, err := service.LoadFrom(map[string]string{"GATEWAY_IDEMPOTENCY_LEASE": "50s", "GATEWAY_REQUEST_TIMEOUT": "30s",
+		"IDEMPOTENCY_SECRET": testIdempotencySecret}); err == nil {
 		t.Fatal("a 50s lease with 30s requests was accepted")
 	}
-	cfg, err := service.LoadFrom(map[string]string{})
+	cfg, err := service.LoadFrom(map[string]string{"IDEMPOTENCY_SECRET": testIdempotencySecret})
 	if err != nil || cfg.IdempotencyLease != time.Minute || cfg.RequestTimeout != 30*time.Second {
 		t.Fatalf("defaults: %v %v %v", cfg.IdempotencyLease, cfg.RequestTimeout, err)
 	}
@@ -286,7 +327,8 @@ func TestConfigRefusesALeaseShorterThanTwoRequestTimeouts(t *testing.T) {
 func TestGatewayRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
 	t.Parallel()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": testkit.NewDatabase(t, migrations.Set()),
-		"NATS_URL": testkit.OldNATSServer(t), "GATEWAY_ADDR": "127.0.0.1:0"})
+		"NATS_URL": testkit.OldNATSServer(t), "GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0",
+		"IDEMPOTENCY_SECRET": testIdempotencySecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,4 +352,52 @@ func contractClient(t *testing.T) *http.Client {
 		t.Fatal(err)
 	}
 	return v.Client(func(err error) { t.Errorf("contract (api/openapi.yaml): %v", err) })
+}
+
+// Secrets shorter than 32 bytes are refused at start with a message naming each one (issue 16):
+// a short ADMIN_TOKEN or CRON_SECRET can be guessed, and IDEMPOTENCY_SECRET is required. An
+// empty ADMIN_TOKEN or CRON_SECRET stays allowed: it locks its routes.
+func TestConfigRefusesShortSecrets(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("s", service.MinSecretBytes)
+	short := strings.Repeat("s", service.MinSecretBytes-1)
+	for _, tc := range []struct {
+		name    string
+		environ map[string]string
+		want    []string // in the error; none: accepted
+	}{
+		{"all long enough", map[string]string{"ADMIN_TOKEN": long, "CRON_SECRET": long, "IDEMPOTENCY_SECRET": long}, nil},
+		{"admin and cron unset", map[string]string{"IDEMPOTENCY_SECRET": long}, nil},
+		{"short admin token", map[string]string{"ADMIN_TOKEN": short, "CRON_SECRET": long, "IDEMPOTENCY_SECRET": long},
+			[]string{"ADMIN_TOKEN is 31 bytes long; it must be at least 32"}},
+		{"short cron secret", map[string]string{"CRON_SECRET": "cron", "IDEMPOTENCY_SECRET": long},
+			[]string{"CRON_SECRET is 4 bytes long"}},
+		{"no idempotency secret", map[string]string{"ADMIN_TOKEN": long}, []string{"IDEMPOTENCY_SECRET is required"}},
+		{"short idempotency secret", map[string]string{"IDEMPOTENCY_SECRET": short}, []string{"IDEMPOTENCY_SECRET is 31 bytes long"}},
+		{"every problem at once", map[string]string{"ADMIN_TOKEN": "a", "CRON_SECRET": "c"},
+			[]string{"ADMIN_TOKEN is 1 bytes", "CRON_SECRET is 1 bytes", "IDEMPOTENCY_SECRET is required"}},
+	} {
+		_, err := service.LoadFrom(tc.environ)
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.name, err, w)
+			}
+		}
+	}
+	// A configuration built by hand is checked too.
+	cfg := service.Config{AdminToken: short, IdempotencySecret: long}
+	cfg.DatabaseURL, cfg.NATSURL = "postgres://x", "nats://y"
+	if _, err := service.New(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") {
+		t.Errorf("New with a short ADMIN_TOKEN = %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
@@ -42,15 +43,22 @@ type CommandServer struct {
 	nc      *nats.Conn
 	app     Application
 	log     *slog.Logger
+	timeout time.Duration
 	service micro.Service
 	slots   chan struct{}
 	wg      sync.WaitGroup
 }
 
 // StartCommandServer registers the micro service "merchant" on nc with its endpoints in queue
-// group "merchant", so replicas share the requests.
-func StartCommandServer(nc *nats.Conn, a Application, version string, log *slog.Logger) (*CommandServer, error) {
-	s := &CommandServer{nc: nc, app: a, log: log, slots: make(chan struct{}, maxInFlight)}
+// group "merchant", so replicas share the requests. Each command runs with a deadline of
+// timeout (issue 16: a wallet provider or database that never answers held a slot, and the
+// connection of the command's transaction, for ever).
+func StartCommandServer(nc *nats.Conn, a Application, version string, timeout time.Duration,
+	log *slog.Logger) (*CommandServer, error) {
+	if timeout <= 0 {
+		return nil, errors.New("merchant commands: the command timeout must be positive")
+	}
+	s := &CommandServer{nc: nc, app: a, log: log, timeout: timeout, slots: make(chan struct{}, maxInFlight)}
 	svc, err := micro.AddService(nc, micro.Config{Name: api.ServiceName, Version: version,
 		Description: "Merchant aggregate: create, status changes, status query", QueueGroup: api.QueueGroup})
 	if err != nil {
@@ -86,7 +94,9 @@ func (s *CommandServer) handler(h func(context.Context, micro.Request) (any, err
 		go func() {
 			defer func() { <-s.slots; s.wg.Done() }()
 			rid := req.Headers().Get(api.HeaderRequestID)
-			ctx := adapters.WithTrace(context.Background(), adapters.Trace{CorrelationID: rid, CausationID: rid})
+			ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+			defer cancel()
+			ctx = adapters.WithTrace(ctx, adapters.Trace{CorrelationID: rid, CausationID: rid})
 			out, err := h(ctx, req)
 			if err != nil {
 				s.respondError(req, err)
@@ -104,7 +114,7 @@ func (s *CommandServer) handler(h func(context.Context, micro.Request) (any, err
 
 func (s *CommandServer) respondError(req micro.Request, err error) {
 	e := toAPIError(err)
-	if e.Code == api.CodeInternal || e.Code == api.CodeWalletUnavailable {
+	if e.Code == api.CodeInternal || e.Code == api.CodeWalletUnavailable || e.Code == api.CodeServiceUnavailable {
 		s.log.Error("command failed", "subject", req.Subject(), "err", err)
 	}
 	body, _ := json.Marshal(e)
@@ -138,6 +148,10 @@ func toAPIError(err error) *api.Error {
 			Message: "the merchant is FROZEN, BLACKLISTED or SUSPENDED; only the platform can change its status"}
 	case errors.Is(err, domain.ErrWalletUnavailable):
 		return &api.Error{Code: api.CodeWalletUnavailable, Message: "the wallet provider is unavailable; retry later"}
+	case errors.Is(err, context.DeadlineExceeded):
+		// The command ran past its deadline (a database that does not answer): retrying the same
+		// request is safe (a creation carries its merchant id under an Idempotency-Key).
+		return &api.Error{Code: api.CodeServiceUnavailable, Message: "the command did not finish in time; retry later"}
 	default:
 		return &api.Error{Code: api.CodeInternal, Message: "internal error"}
 	}

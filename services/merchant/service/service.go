@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,7 +36,17 @@ type Config struct {
 	// the service never sees a private key. Required unless Deps.Wallets is set.
 	WalletXPubLive string `env:"WALLET_XPUB_LIVE"`
 	WalletXPubTest string `env:"WALLET_XPUB_TEST"`
+	// CommandTimeout bounds each command of the command API (MERCHANT_COMMAND_TIMEOUT; zero
+	// means DefaultCommandTimeout).
+	CommandTimeout time.Duration `env:"MERCHANT_COMMAND_TIMEOUT" envDefault:"8s"`
 }
+
+// DefaultCommandTimeout is the deadline of a command: past it the command's context ends, its
+// transaction rolls back and the caller gets an error, so a stuck wallet provider or database
+// cannot hold a request slot and a connection for ever. It is below the 10 s a caller waits by
+// default (api.DefaultTimeout), so that the caller gets the command's own answer rather than
+// a timeout of its own.
+const DefaultCommandTimeout = 8 * time.Second
 
 // retiredSeedVar held the master seed the service derived wallets from before it was given
 // extended public keys only. It is refused rather than ignored: a seed left in the service's
@@ -59,6 +70,9 @@ func LoadConfigFrom(environ map[string]string) (Config, error) {
 	}
 	if _, err := adapters.ParseAccountKeys(cfg.WalletXPubLive, cfg.WalletXPubTest); err != nil {
 		return Config{}, err
+	}
+	if cfg.CommandTimeout <= 0 {
+		return Config{}, fmt.Errorf("MERCHANT_COMMAND_TIMEOUT must be positive, not %s", cfg.CommandTimeout)
 	}
 	return cfg, nil
 }
@@ -110,11 +124,15 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
 	if err := startLedger(ctx, rt, repo); err != nil {
 		return err
 	}
+	timeout := cfg.CommandTimeout
+	if timeout <= 0 {
+		timeout = DefaultCommandTimeout
+	}
 	srv, err := ports.StartCommandServer(rt.NC, ports.Application{
 		CreateMerchant: command.NewCreateMerchantHandler(repo, wallets),
 		ChangeStatus:   command.NewChangeStatusHandler(repo),
 		MerchantStatus: query.NewMerchantStatusHandler(repo),
-	}, Version, rt.Log)
+	}, Version, timeout, rt.Log)
 	if err != nil {
 		return fmt.Errorf("starting the command API: %w", err)
 	}
@@ -167,6 +185,11 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRe
 			return err
 		}
 		rt.Go(spec.Durable, runner.Run)
+		pruner, err := projection.NewPruner(rt.DB, consumer, spec.Durable, rt.PruneOptions())
+		if err != nil {
+			return err
+		}
+		rt.Go(spec.Durable+"-prune", pruner.Run)
 	}
 	return nil
 }

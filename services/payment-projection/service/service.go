@@ -86,6 +86,11 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		}
 		rt.Go(fmt.Sprintf("projection-%d", i), func(ctx context.Context) error { return runProjection(ctx, rt, runner, proj) })
 	}
+	pruner, err := projection.NewPruner(rt.DB, consumer, adapters.ProjectorName, rt.PruneOptions())
+	if err != nil {
+		return err
+	}
+	rt.Go("prune-applied", pruner.Run)
 	pub, err := bus.NewPublisher(rt.NC, bus.PublisherOptions{Logger: rt.Log})
 	if err != nil {
 		return err

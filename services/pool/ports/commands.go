@@ -47,8 +47,13 @@ type SimulateDepositRequest struct {
 	Environment string `json:"environment"`
 	Amount      string `json:"amount"`
 	// RequestID, when set, makes the command idempotent: the synthesized tx hash derives from
-	// it, so a repeated request records one deposit and answers with it.
+	// it, so a repeated request records one deposit and answers with it. The gateway sets it only
+	// under an Idempotency-Key (from the caller and the key), never from a caller's X-Request-Id,
+	// which is a correlation id anyone may repeat (issue 16).
 	RequestID string `json:"request_id,omitempty"`
+	// CorrelationID is recorded as the correlation id of the event (the gateway's request id);
+	// empty means RequestID.
+	CorrelationID string `json:"correlation_id,omitempty"`
 }
 
 // SimulateDepositResponse is the recorded deposit and the pool balance after it.
@@ -210,9 +215,13 @@ func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
 	}
 	txHash := simulatedTxHash(id, in.RequestID)
 	now := time.Now().UTC()
+	correlation := in.CorrelationID
+	if correlation == "" {
+		correlation = in.RequestID
+	}
 	f := domain.Fact{Type: domain.Deposit, Key: domain.DepositKey(txHash), Amount: amount, TxHash: txHash,
 		Description: "Simulated deposit (test mode)", ConfirmedAt: now,
-		Cause: domain.Cause{CorrelationID: in.RequestID}}
+		Cause: domain.Cause{CorrelationID: correlation}}
 	var out SimulateDepositResponse
 	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
 		if err := c.repo.LockPools(ctx, tx, id); err != nil {

@@ -43,7 +43,8 @@ type ConsumerOptions struct {
 // the movements of all its messages. Only after the commit are the messages acknowledged; a
 // redelivered message finds its key recorded and changes nothing. A message that cannot be
 // decoded, is invalid, names an unknown company or can never be recorded goes to the
-// dead-letter stream; a transient failure leaves the batch to be redelivered.
+// dead-letter stream; a transient failure leaves the batch to be redelivered, and so does a
+// companies table the pool cannot read (adapters.ErrCompaniesNotVisible): the guard fails closed.
 type Consumer struct {
 	repo      *adapters.Repository
 	companies *adapters.CompanyDirectory

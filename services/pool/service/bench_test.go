@@ -16,7 +16,7 @@ import (
 // timed. Run with a fixed count, for example -benchtime 20000x.
 func BenchmarkHotPoolDebits(b *testing.B) {
 	e := newConsumerEnv(b, 0)
-	id := newPoolID(b, "live")
+	id := newPoolID(b, e.db, "live")
 	publishPayments(b, e.js, id, b.N, 0)
 	ctx, stop := context.WithCancel(context.Background())
 	b.ResetTimer()

@@ -76,8 +76,8 @@ func TestBalanceChainProperty(t *testing.T) {
 		seed := uint64(time.Now().UnixNano())
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(round)))
-			a := newPoolID(t, "test")
-			pools := []domain.ID{a, {CompanyID: a.CompanyID, Environment: "live"}, newPoolID(t, "test")}
+			a := newPoolID(t, h.db(), "test")
+			pools := []domain.ID{a, {CompanyID: a.CompanyID, Environment: "live"}, newPoolID(t, h.db(), "test")}
 			perPool := map[domain.ID][]fact{}
 			var all []struct {
 				id domain.ID

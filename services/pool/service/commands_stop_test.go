@@ -19,7 +19,7 @@ import (
 // ("context canceled") and the partner's simulated deposit with it.
 func TestCommandInFlightFinishesWhenTheServiceStops(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 	ctx := context.Background()
 	// Hold the pool's lock, so that the command waits inside its transaction.
 	tx, err := h.db().Begin(ctx)

@@ -38,6 +38,7 @@ func newConsumerEnv(t testing.TB, ackWait time.Duration) *consumerEnv {
 	o := service.Options()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
 	e := &consumerEnv{db: testkit.NewPool(t, dsn, o.Schema), natsURL: testkit.NATS(t)}
+	companiesTable(t, e.db)
 	nc := connect(t, e.natsURL)
 	t.Cleanup(nc.Close)
 	var err error
@@ -101,7 +102,7 @@ func (e *consumerEnv) start(t testing.TB, ctx context.Context, batch int, afterC
 // the chain is exact.
 func TestExactlyOnceUnderCrash(t *testing.T) {
 	e := newConsumerEnv(t, 2*time.Second)
-	id := newPoolID(t, "test")
+	id := newPoolID(t, e.db, "test")
 	const payments = 2000
 	publishPayments(t, e.js, id, payments, 200)
 

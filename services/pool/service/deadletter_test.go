@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 
 	"github.com/payplat/platform/services/pool/domain"
@@ -21,15 +22,8 @@ import (
 // stream with the reason, and the valid facts around them are recorded.
 func TestInvalidFactsAreDeadLettered(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 	ctx := context.Background()
-	// The gateway's companies table, as in a deployment where both share the database.
-	for _, sql := range []string{`CREATE SCHEMA gateway`, `CREATE TABLE gateway.companies (id uuid PRIMARY KEY)`,
-		`INSERT INTO gateway.companies VALUES ('` + id.CompanyID + `')`} {
-		if _, err := h.db().Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
 	publish(t, h.js, paymentFact(id, "p-1", "10.00"))
 	badAmount := fmt.Sprintf(`{"meta":{"eventId":%q,"occurredAt":"2026-01-01T00:00:00Z","companyId":%q,
         "environment":"test"},"paymentId":"p-2","merchantId":"m","merchantWallet":"w","customerWallet":"c",
@@ -37,7 +31,7 @@ func TestInvalidFactsAreDeadLettered(t *testing.T) {
 		uuid.NewString(), id.CompanyID)
 	publishRaw(t, h, "payment.test."+id.CompanyID+".confirmed", "application/json", []byte(badAmount))
 	publishRaw(t, h, "treasury.test."+id.CompanyID+".deposit_detected", "application/protobuf", []byte{0xff, 0x01})
-	stranger := newPoolID(t, "test")
+	stranger := strangerPoolID(t, "test")
 	publish(t, h.js, paymentFact(stranger, "p-3", "10.00"))
 	publish(t, h.js, depositFact(id, "0xd", "5.00"))
 	publish(t, h.js, paymentFact(id, "p-4", "1.00"))
@@ -95,4 +89,53 @@ func waitMovementsNow(t *testing.T, h *harness, id domain.ID) []struct{} {
 		t.Fatal(err)
 	}
 	return make([]struct{}, n)
+}
+
+// The unknown-company guard fails closed (issue 16): while gateway.companies is not visible (the
+// gateway has not migrated the shared database yet, or the pool's role may not read it), the
+// pool cannot tell a company from a made-up id, so it records nothing and dead-letters nothing:
+// the fact waits on the stream, redelivered, and is recorded once the table shows the company.
+// Failing open, the fact would have created a pool for a company nobody knows.
+func TestFactsWaitWhileTheCompaniesTableIsNotVisible(t *testing.T) {
+	h := harnessOn(t, svctest.Start(t, service.Options())) // no gateway.companies
+	ctx := context.Background()
+	id := strangerPoolID(t, "test")
+	publish(t, h.js, depositFact(id, "0xheld", "5.00"))
+
+	// The consumer has taken the fact and not acknowledged it: it comes back.
+	testkit.WaitFor(t, 60*time.Second, 50*time.Millisecond, func() error {
+		c, err := h.js.Consumer(ctx, "TREASURY", service.DurableTreasury)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Delivered.Consumer < 2 {
+			return fmt.Errorf("the fact was delivered %d times, want a redelivery", info.Delivered.Consumer)
+		}
+		return nil
+	})
+	if n := len(waitMovementsNow(t, h, id)); n != 0 {
+		t.Fatalf("%d movements recorded for a company the pool cannot check", n)
+	}
+	dlq, err := h.js.Stream(ctx, bus.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := dlq.Info(ctx); err != nil {
+		t.Fatal(err)
+	} else if info.State.Msgs != 0 {
+		t.Fatalf("%d dead letters: a fact that may be valid was dead-lettered", info.State.Msgs)
+	}
+
+	companiesTable(t, h.db())
+	if _, err := h.db().Exec(ctx, `INSERT INTO gateway.companies VALUES ($1)`, id.CompanyID); err != nil {
+		t.Fatal(err)
+	}
+	ms := waitMovements(t, h.db(), id, 1)
+	if ms[0].Amount.String() != "5.00" {
+		t.Fatalf("held fact recorded as %+v", ms[0])
+	}
 }

@@ -39,7 +39,18 @@ type harness struct {
 func newHarness(t *testing.T, tuning service.Tuning) *harness {
 	t.Helper()
 	s := svctest.Start(t, service.OptionsWith(tuning))
+	companiesTable(t, s.DB)
 	return harnessOn(t, s)
+}
+
+// companiesTable creates the gateway's table of companies, as a deployment where both share the
+// database has it: the pool's consumers hold every fact while it is not visible (issue 16).
+func companiesTable(t testing.TB, db *pgxpool.Pool) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), `CREATE SCHEMA IF NOT EXISTS gateway;
+        CREATE TABLE IF NOT EXISTS gateway.companies (id uuid PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func harnessOn(t *testing.T, s *svctest.Started) *harness {
@@ -136,7 +147,20 @@ func recordFacts(t testing.TB, db *pgxpool.Pool, repo *adapters.Repository, id d
 	}
 }
 
-func newPoolID(t testing.TB, env string) domain.ID {
+// newPoolID returns the pool in env of a new company, registered in gateway.companies (see
+// companiesTable).
+func newPoolID(t testing.TB, db *pgxpool.Pool, env string) domain.ID {
+	t.Helper()
+	id := strangerPoolID(t, env)
+	if _, err := db.Exec(context.Background(), `INSERT INTO gateway.companies VALUES ($1)`, id.CompanyID); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// strangerPoolID returns the pool in env of a company that does not exist.
+func strangerPoolID(t testing.TB, env string) domain.ID {
+	t.Helper()
 	id, err := domain.NewID(uuid.NewString(), env)
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // balance coming back to the threshold re-arms the alert.
 func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 	steps := []struct {
 		msg     proto.Message
 		balance string
@@ -63,7 +63,7 @@ func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
 // lowered below the balance re-arms it.
 func TestThresholdChangeFiresAndRearms(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "live")
+	id := newPoolID(t, h.db(), "live")
 	publish(t, h.js, depositFact(id, "0xa", "500.00"))
 	waitMovements(t, h.db(), id, 1)
 	for _, th := range []string{"600.00", "700.00", "400.00", "550.00"} {
@@ -84,7 +84,7 @@ func TestThresholdChangeFiresAndRearms(t *testing.T) {
 
 func TestCommands(t *testing.T) {
 	h := newHarness(t, service.Tuning{})
-	id := newPoolID(t, "test")
+	id := newPoolID(t, h.db(), "test")
 
 	// A new pool answers with the defaults; a partial update keeps the other setting.
 	on := true
@@ -97,7 +97,7 @@ func TestCommands(t *testing.T) {
 	}
 
 	dep := request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: id.CompanyID,
-		Environment: id.Environment, Amount: "250.50", RequestID: "req-1"})
+		Environment: id.Environment, Amount: "250.50", RequestID: "req-1", CorrelationID: "corr-1"})
 	tx := dep["transaction"].(map[string]any)
 	if tx["type"] != "DEPOSIT" || tx["amount"] != "250.50" || tx["balance_before"] != "0.00" ||
 		tx["balance_after"] != "250.50" || tx["status"] != "CONFIRMED" || tx["tx_hash"] == "" {
@@ -117,7 +117,8 @@ func TestCommands(t *testing.T) {
 	msgs := readPoolEvents(t, h, "pool.test."+id.CompanyID+".deposit_received", 1)
 	d := msgs[0].(*poolv1.PoolDepositReceived)
 	if d.GetAmount() != "250.50" || d.GetBalanceBefore() != "0.00" || d.GetBalanceAfter() != "250.50" ||
-		d.GetTxHash() != tx["tx_hash"] || d.GetCurrency() != "USDC" || d.GetCompanyId() != id.CompanyID {
+		d.GetTxHash() != tx["tx_hash"] || d.GetCurrency() != "USDC" || d.GetCompanyId() != id.CompanyID ||
+		d.GetMeta().GetCorrelationId() != "corr-1" {
 		t.Fatalf("deposit_received %+v", d)
 	}
 

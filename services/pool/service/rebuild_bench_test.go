@@ -33,7 +33,7 @@ func BenchmarkPoolRebuild(b *testing.B) {
 	repo := adapters.NewRepository(e.db)
 	pools := make([]domain.ID, 10)
 	for i := range pools {
-		pools[i] = newPoolID(b, "live")
+		pools[i] = newPoolID(b, e.db, "live")
 	}
 	const batch = 1000
 	for done := 0; done < b.N; done += batch {

@@ -30,7 +30,7 @@ func TestBulkRebuildEqualsBatchRebuild(t *testing.T) {
 	e := newConsumerEnv(t, 0)
 	ctx := context.Background()
 	repo := adapters.NewRepository(e.db)
-	pools := []domain.ID{newPoolID(t, "test"), newPoolID(t, "live"), newPoolID(t, "live")}
+	pools := []domain.ID{newPoolID(t, e.db, "test"), newPoolID(t, e.db, "live"), newPoolID(t, e.db, "live")}
 	for round := 0; round < 6; round++ {
 		for i, id := range pools {
 			facts := []domain.Fact{{Type: domain.Deposit, Key: domain.DepositKey(fmt.Sprintf("0xd%d-%d", i, round)),

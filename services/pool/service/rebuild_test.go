@@ -28,7 +28,7 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
         INSERT INTO merchant.merchants VALUES ('m-1', 'Blue Bottle Coffee')`); err != nil {
 		t.Fatal(err)
 	}
-	a, b, untouched := newPoolID(t, "test"), newPoolID(t, "live"), newPoolID(t, "test")
+	a, b, untouched := newPoolID(t, h.db(), "test"), newPoolID(t, h.db(), "live"), newPoolID(t, h.db(), "test")
 	settings := func(req ports.UpdateSettingsRequest) { request(t, h, ports.SubjectUpdateSettings, req) }
 	threshold := func(s string) *string { return &s }
 	on, off := true, false

@@ -1,0 +1,51 @@
+package ports
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/payplat/platform/services/gateway/domain"
+)
+
+// strictQuery refuses, with 400 VALIDATION_ERROR naming the parameter, a request whose query
+// string is malformed, names a parameter the route does not take, or gives one twice (issue 16):
+// a misspelt parameter (?limt=5, ?Status=FAILED) silently ignored would answer with something
+// other than what was asked. Every route goes through it (Handle), with the parameters it
+// takes; the handlers then read the values they know to be single and expected.
+func (s *Server) strictQuery(params []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkQuery(r.URL.RawQuery, params); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkQuery is strictQuery's check of a raw query string against the parameters a route takes.
+// It reports the first offending parameter in the order the client wrote them.
+func checkQuery(raw string, params []string) error {
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return domain.Invalid("", "the query string is malformed")
+	}
+	for kv := range strings.SplitSeq(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(kv, "=")
+		name, _ = url.QueryUnescape(name) // ParseQuery accepted it
+		switch {
+		case !slices.Contains(params, name):
+			return domain.Invalid(name, "unknown query parameter")
+		case len(q[name]) > 1:
+			return domain.Invalid(name, "must be given at most once")
+		}
+	}
+	return nil
+}
