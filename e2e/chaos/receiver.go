@@ -22,7 +22,9 @@ type Hit struct {
 	Company    string
 	At         time.Time
 	Valid      bool // X-Webhook-Signature verified with the company's secret
-	Status     int  // what the receiver answered (0: it let the request time out)
+	Status     int  // what the receiver answered (0: it let the request time out, or the dispatcher had given up)
+	// Late: the request reached the receiver after the dispatcher had given up on it.
+	Late bool
 }
 
 // Receiver is the partners' webhook endpoint, at http://<addr>/hooks/<company id>: it checks
@@ -133,6 +135,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.Status = http.StatusInternalServerError
 	default:
 		h.Status = http.StatusOK
+	}
+	if req.Context().Err() != nil {
+		// The dispatcher gave up (its timeout) before this answer: it never sees it, records a
+		// failed attempt and tries again later, as at-least-once delivery must. The receiver
+		// processed it all the same; it is not an answer the dispatcher got.
+		h.Status, h.Late = 0, true
 	}
 	if h.Status != 0 {
 		w.WriteHeader(h.Status)

@@ -64,11 +64,20 @@ func (s *Scenario) streamInfo(ctx context.Context, stream string) (*jetstream.St
 	return st.Info(ctx)
 }
 
-// StreamLeader returns the index of the NATS node that leads a stream.
+// StreamLeader returns the index of the NATS node that leads a stream. A request the cluster
+// does not answer (a leader election after an earlier kill, a loaded machine) is sent again,
+// for up to 30 s.
 func (s *Scenario) StreamLeader(ctx context.Context, stream string) (int, error) {
-	info, err := s.streamInfo(ctx, stream)
+	var info *jetstream.StreamInfo
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if info, err = s.streamInfo(ctx, stream); err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("stream %s information: %w", stream, err)
 	}
 	if info.Cluster == nil {
 		return 0, fmt.Errorf("stream %s has no cluster information", stream)
