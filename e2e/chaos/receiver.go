@@ -136,7 +136,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		h.Status = http.StatusOK
 	}
-	if req.Context().Err() != nil {
+	if req.Context().Err() != nil || r.pastDeadline(req) {
 		// The dispatcher gave up (its timeout) before this answer: it never sees it, records a
 		// failed attempt and tries again later, as at-least-once delivery must. The receiver
 		// processed it all the same; it is not an answer the dispatcher got.
@@ -148,6 +148,21 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.hits = append(r.hits, h)
 	r.mu.Unlock()
+}
+
+// dispatcherTimeout is the WEBHOOK_TIMEOUT the chaos run gives the dispatcher (run.go).
+const dispatcherTimeout = 2 * time.Second
+
+// lateMargin is how much later than the signing time plus the dispatcher's timeout an answer
+// must be to count as late: the request is signed just before it is sent.
+const lateMargin = 250 * time.Millisecond
+
+// pastDeadline tells whether the dispatcher's timeout for req has surely run out: a loaded
+// machine can hold a request in the receiver's queue (or the closed connection unnoticed) past
+// it, and the request's context is then not yet cancelled.
+func (r *Receiver) pastDeadline(req *http.Request) bool {
+	signed, err := time.Parse(time.RFC3339Nano, req.Header.Get("X-Webhook-Timestamp"))
+	return err == nil && time.Since(signed) > dispatcherTimeout+lateMargin
 }
 
 // draw is a number in [0, 1) fixed by the seed, the delivery and the attempt: a run's answers

@@ -58,7 +58,7 @@ func DefaultConfig() Config {
 // every 20 events).
 var serviceEnv = []string{
 	"WEBHOOK_RETRY_SCHEDULE=2s,5s,10s,20s,40s",
-	"WEBHOOK_TIMEOUT=2s",
+	"WEBHOOK_TIMEOUT=2s", // dispatcherTimeout in receiver.go
 	"WEBHOOK_RECOVERY_INTERVAL=2s",
 	"WEBHOOK_ENDPOINT_CONCURRENCY=32",
 	"SHUTDOWN_TIMEOUT=5s",

@@ -81,18 +81,24 @@ func TestCommandsRunWithADeadline(t *testing.T) {
 
 // MERCHANT_COMMAND_TIMEOUT defaults to 8s, below the 10s a caller waits; zero or less is refused.
 func TestCommandTimeoutConfig(t *testing.T) {
-	t.Setenv("WALLET_MASTER_SEED", testSeed)
-	cfg, err := service.LoadConfig()
+	t.Parallel()
+	good := testConfig(t)
+	with := func(timeout string) map[string]string {
+		env := map[string]string{"WALLET_XPUB_LIVE": good.WalletXPubLive, "WALLET_XPUB_TEST": good.WalletXPubTest}
+		if timeout != "" {
+			env["MERCHANT_COMMAND_TIMEOUT"] = timeout
+		}
+		return env
+	}
+	cfg, err := service.LoadConfigFrom(with(""))
 	if err != nil || cfg.CommandTimeout != service.DefaultCommandTimeout || service.DefaultCommandTimeout >= api.DefaultTimeout {
 		t.Fatalf("default: %v, %v", cfg.CommandTimeout, err)
 	}
-	t.Setenv("MERCHANT_COMMAND_TIMEOUT", "2s")
-	if cfg, err := service.LoadConfig(); err != nil || cfg.CommandTimeout != 2*time.Second {
+	if cfg, err := service.LoadConfigFrom(with("2s")); err != nil || cfg.CommandTimeout != 2*time.Second {
 		t.Fatalf("2s: %v, %v", cfg.CommandTimeout, err)
 	}
 	for _, bad := range []string{"0s", "-1s", "soon"} {
-		t.Setenv("MERCHANT_COMMAND_TIMEOUT", bad)
-		if _, err := service.LoadConfig(); err == nil {
+		if _, err := service.LoadConfigFrom(with(bad)); err == nil {
 			t.Errorf("MERCHANT_COMMAND_TIMEOUT=%s accepted", bad)
 		}
 	}

@@ -137,7 +137,7 @@ func TestConfigTakesAccountXPubsOnly(t *testing.T) {
 	t.Parallel()
 	good := testConfig(t)
 	cfg, err := service.LoadConfigFrom(map[string]string{"WALLET_XPUB_LIVE": good.WalletXPubLive, "WALLET_XPUB_TEST": good.WalletXPubTest})
-	if err != nil || cfg != good {
+	if err != nil || cfg.WalletXPubLive != good.WalletXPubLive || cfg.WalletXPubTest != good.WalletXPubTest {
 		t.Fatalf("LoadConfigFrom = %+v, %v", cfg, err)
 	}
 	_, err = service.LoadConfigFrom(map[string]string{"WALLET_MASTER_SEED": testSeed,
