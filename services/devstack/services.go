@@ -84,11 +84,9 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 	case "webhook-dispatcher":
 		env = append(env,
 			"WEBHOOK_SECRET_KEY="+r.Secrets.WebhookSecretKey,
-			// Local receivers (a netcat, a webhook.site tunnel) are HTTP on private addresses
-			// and any port.
+			// Local receivers (a netcat, a webhook.site tunnel) are HTTP on private addresses.
 			"WEBHOOK_ALLOW_PRIVATE_NETWORKS=true",
 			"WEBHOOK_ALLOW_HTTP=true",
-			"WEBHOOK_ALLOW_ANY_PORT=true",
 		)
 	}
 	return append(env, c.ExtraEnv...)
