@@ -9,12 +9,7 @@ require (
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/proto-events v0.0.0
 	github.com/prometheus/client_golang v1.25.0
-<<<<<<< HEAD
-	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
-=======
-	google.golang.org/protobuf v1.36.13-0.20261016172727-e9ee2a76ab8e
->>>>>>> parent of be4de56 (Merge branch 'sec-webhooks': fair due-delivery claims, manual retry rate limit, ports 443/8443, generic partner-visible errors, more SSRF ranges, header cap, pruning of delivered deliveries (issue 16 item 5))
 )
 
 require (
