@@ -87,7 +87,11 @@ func (c *Consumer) Run(ctx context.Context, held func() bool) error {
 }
 
 func (c *Consumer) step(ctx context.Context) error {
-	msgs, err := bus.FetchAvailable(ctx, c.consumer, c.batch, c.maxWait)
+	// The fetch is not cancelled when the partition is given back (ctx ends): a pull cancelled
+	// while the server sends leaves the messages in flight unacknowledged until their AckWait,
+	// and the partition's next owner would meanwhile deliver the company's later events first.
+	// It lasts at most maxWait and its linger; what it brings is handled or nak'd below.
+	msgs, err := bus.FetchAvailable(context.WithoutCancel(ctx), c.consumer, c.batch, c.maxWait)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
