@@ -108,8 +108,18 @@ func (c *Consumer) step(ctx context.Context) error {
 		c.metrics.Add(c.durable, bus.OutcomeNacked, len(msgs))
 		return nil
 	}
-	return c.handle(ctx, msgs)
+	// A fetched batch is finished even when the partition is given back meanwhile (ctx ends):
+	// cancelled halfway, its deliveries could be committed without being enqueued (left to the
+	// recovery pass) or its messages nak'd for a later redelivery, and either way the
+	// partition's next owner would deliver the company's later events first.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+	defer cancel()
+	return c.handle(bctx, msgs)
 }
+
+// batchTimeout bounds the handling of one fetched batch (its lookups and its insert), which
+// the partition's cancellation does not interrupt.
+const batchTimeout = 5 * time.Second
 
 // handle turns a batch into deliveries. Events outside the catalogue are acknowledged without
 // being decoded; those of a company and environment with no enabled endpoint (looked up once
