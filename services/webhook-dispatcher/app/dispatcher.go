@@ -33,8 +33,18 @@ type Sender interface {
 	Send(ctx context.Context, url string, headers map[string]string, body []byte) domain.Outcome
 }
 
+// recordTimeout bounds one write of attempt results (a batch, then, if it failed, the one by
+// one writes together).
+const recordTimeout = 10 * time.Second
+
 // leaseMargin is how long a claim outlives the attempt's timeout, for recording the outcome.
-const leaseMargin = 5 * time.Second
+// It covers the recorder's own deadlines (a batch write, then the one by one writes) with room
+// to spare: a lease that ran out while a live dispatcher was still writing its result would let
+// the recovery pass or a cron run send a delivery again that its endpoint had already answered
+// with a 2xx. (It was 5 s, and a loaded machine, with no fault at all, took that long to write
+// a few results.) The price is paid only when a dispatcher dies: its stranded deliveries wait
+// for their leases to run out.
+const leaseMargin = 2*recordTimeout + 5*time.Second
 
 // Config configures the Dispatcher.
 type Config struct {
@@ -82,7 +92,7 @@ func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config
 		cfg.EndpointQueue = 256
 	}
 	d := &Dispatcher{store: store, sender: sender, box: box, cfg: cfg, metrics: m, log: log,
-		now: time.Now, recordTO: 10 * time.Second,
+		now: time.Now, recordTO: recordTimeout,
 		// The lease outlives one attempt (its timeout) with room for recording it; a lane
 		// renews it when the attempt starts, so time spent queued does not count.
 		lease: cfg.Timeout + leaseMargin,
