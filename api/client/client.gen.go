@@ -1368,7 +1368,9 @@ type WebhookLogEntry struct {
 	// CreatedAt RFC 3339 in UTC with milliseconds.
 	//
 	// Examples: 2026-11-25T12:00:58.781Z
-	CreatedAt    Timestamp        `json:"created_at"`
+	CreatedAt Timestamp `json:"created_at"`
+
+	// ErrorMessage Why the attempt failed, one of a few fixed messages: `could not connect`, `timed out`, `TLS error`, `no valid HTTP response`, `HTTP 503` (the status; a 3xx adds `(redirects are not followed)`), `endpoint URL not allowed`, `webhook endpoint is disabled or has no url`, `signing secret unavailable`. It never names the addresses the endpoint's host resolved to, nor tells a refused connection from an unknown host name.
 	ErrorMessage *string          `json:"error_message"`
 	EventId      string           `json:"event_id"`
 	EventType    WebhookEventType `json:"event_type"`
@@ -1895,7 +1897,7 @@ type ConfigureWebhooksJSONBody struct {
 	Enabled    *bool `json:"enabled,omitempty"`
 	RollSecret *bool `json:"rollSecret,omitempty"`
 
-	// Url An absolute https:// URL of at most 2048 characters.
+	// Url An absolute https:// URL of at most 2048 characters, on port 443 (the default) or 8443; another port is 400 `VALIDATION_ERROR` (field `url`).
 	Url *string `json:"url,omitempty"`
 }
 
@@ -2609,12 +2611,14 @@ type ClientInterface interface {
 
 	// ListWebhookLogs The delivery log, newest first
 	//
+	// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
+	//
 	// Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
 	ListWebhookLogs(ctx context.Context, params *ListWebhookLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RetryWebhook Attempt a delivery now, whatever its schedule
 	//
-	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 	//
 	// Corresponds with POST /api/v1/dashboard/webhooks/{log_id}/retry (the `RetryWebhook` operationId).
 	RetryWebhook(ctx context.Context, logId string, params *RetryWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3076,6 +3080,8 @@ func (c *Client) ConfigureWebhooks(ctx context.Context, params *ConfigureWebhook
 
 // ListWebhookLogs The delivery log, newest first
 //
+// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
+//
 // Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
 func (c *Client) ListWebhookLogs(ctx context.Context, params *ListWebhookLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookLogsRequest(c.Server, params)
@@ -3091,7 +3097,7 @@ func (c *Client) ListWebhookLogs(ctx context.Context, params *ListWebhookLogsPar
 
 // RetryWebhook Attempt a delivery now, whatever its schedule
 //
-// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 //
 // Corresponds with POST /api/v1/dashboard/webhooks/{log_id}/retry (the `RetryWebhook` operationId).
 func (c *Client) RetryWebhook(ctx context.Context, logId string, params *RetryWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4889,6 +4895,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookLogsWithResponse The delivery log, newest first
 	//
+	// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
@@ -4896,7 +4904,7 @@ type ClientWithResponsesInterface interface {
 
 	// RetryWebhookWithResponse Attempt a delivery now, whatever its schedule
 	//
-	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+	// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7947,6 +7955,8 @@ func (c *ClientWithResponses) ConfigureWebhooksWithResponse(ctx context.Context,
 
 // ListWebhookLogsWithResponse The delivery log, newest first
 //
+// Delivered (`SUCCESS`) entries are kept 30 days after their last attempt (the deployment's retention), then removed; failed and pending entries are kept.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/dashboard/webhooks/logs (the `ListWebhookLogs` operationId).
@@ -7960,7 +7970,7 @@ func (c *ClientWithResponses) ListWebhookLogsWithResponse(ctx context.Context, p
 
 // RetryWebhookWithResponse Attempt a delivery now, whatever its schedule
 //
-// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs.
+// No body. 404 for another company's id or one that is not a UUID; 409 `WEBHOOK_IN_FLIGHT` while an attempt runs; 429 `RATE_LIMITED` with `Retry-After` when the company's manual retries in this environment are over their own budget (1 a second, bursts of 10, by default), nothing sent.
 //
 // Returns a wrapper object for the known response body format(s).
 //

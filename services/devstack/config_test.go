@@ -130,7 +130,7 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	}
 	w := envOf("webhook-dispatcher")
 	if w["WEBHOOK_SECRET_KEY"] != "whk" || w["WEBHOOK_ALLOW_PRIVATE_NETWORKS"] != "true" ||
-		w["WEBHOOK_ALLOW_HTTP"] != "true" || w["HEALTH_ADDR"] != "127.0.0.1:8084" {
+		w["WEBHOOK_ALLOW_HTTP"] != "true" || w["WEBHOOK_ALLOW_ANY_PORT"] != "true" || w["HEALTH_ADDR"] != "127.0.0.1:8084" {
 		t.Errorf("webhook-dispatcher env: %v", w)
 	}
 }

@@ -84,9 +84,11 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 	case "webhook-dispatcher":
 		env = append(env,
 			"WEBHOOK_SECRET_KEY="+r.Secrets.WebhookSecretKey,
-			// Local receivers (a netcat, a webhook.site tunnel) are HTTP on private addresses.
+			// Local receivers (a netcat, a webhook.site tunnel) are HTTP on private addresses
+			// and any port.
 			"WEBHOOK_ALLOW_PRIVATE_NETWORKS=true",
 			"WEBHOOK_ALLOW_HTTP=true",
+			"WEBHOOK_ALLOW_ANY_PORT=true",
 		)
 	}
 	return append(env, c.ExtraEnv...)

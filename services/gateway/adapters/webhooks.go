@@ -133,8 +133,9 @@ func (w *Webhooks) request(ctx context.Context, subject string, timeout time.Dur
 
 func replyError(code string, msg *nats.Msg) error {
 	var body struct {
-		Message string `json:"message"`
-		Field   string `json:"field"`
+		Message    string `json:"message"`
+		Field      string `json:"field"`
+		RetryAfter int    `json:"retry_after"`
 	}
 	_ = json.Unmarshal(msg.Data, &body)
 	switch code {
@@ -144,6 +145,8 @@ func replyError(code string, msg *nats.Msg) error {
 		return domain.ErrNotFound
 	case "409":
 		return domain.ErrWebhookInFlight
+	case "429":
+		return &domain.WebhookRetryLimitedError{RetryAfter: max(body.RetryAfter, 1)}
 	default:
 		return fmt.Errorf("webhook service error %s: %s", code, msg.Header.Get("Nats-Service-Error"))
 	}

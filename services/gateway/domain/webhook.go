@@ -1,6 +1,9 @@
 package domain
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of the webhook endpoints beyond the shared ones (ports/webhooks_errors.go maps them).
 var (
@@ -9,6 +12,17 @@ var (
 	// ErrWebhooksUnavailable means the webhook-dispatcher did not answer.
 	ErrWebhooksUnavailable = errors.New("the webhook service is unavailable; retry later")
 )
+
+// WebhookRetryLimitedError refuses a manual retry: the company's manual retries in this
+// environment are over their rate (the webhook-dispatcher's WEBHOOK_MANUAL_RETRY_RATE).
+type WebhookRetryLimitedError struct {
+	// RetryAfter is the seconds until the next manual retry is accepted (at least 1).
+	RetryAfter int
+}
+
+func (e *WebhookRetryLimitedError) Error() string {
+	return fmt.Sprintf("too many manual webhook retries for this company: retry after %d s", e.RetryAfter)
+}
 
 // Webhook delivery statuses (SPEC 3.4), the values of the logs' status filter.
 var WebhookStatuses = []string{"SUCCESS", "FAILED", "PENDING"}

@@ -87,7 +87,9 @@ func (s *Server) runOnce(w http.ResponseWriter, r *http.Request, next http.Handl
 	}()
 	next.ServeHTTP(rec, r)
 	done = true
-	if rec.status >= http.StatusInternalServerError {
+	// A 5xx, or a 429 (over a rate: nothing was done), is not the request's answer: a retry
+	// with the same key must run it again, not replay the refusal.
+	if rec.status >= http.StatusInternalServerError || rec.status == http.StatusTooManyRequests {
 		s.release(ctx, scope, key, owner)
 	} else {
 		stored := rec.stored()

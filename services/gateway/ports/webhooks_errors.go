@@ -3,6 +3,7 @@ package ports
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/payplat/platform/services/gateway/domain"
 )
@@ -10,7 +11,10 @@ import (
 // webhookErrorResponse maps the errors of the webhook endpoints that errorResponse does not
 // know; ok is false for every other error.
 func webhookErrorResponse(err error) (status int, body apiError, ok bool) {
+	var limited *domain.WebhookRetryLimitedError
 	switch {
+	case errors.As(err, &limited):
+		return http.StatusTooManyRequests, apiError{Code: "RATE_LIMITED", Message: limited.Error()}, true
 	case errors.Is(err, domain.ErrWebhookInFlight):
 		return http.StatusConflict, apiError{Code: "WEBHOOK_IN_FLIGHT", Message: domain.ErrWebhookInFlight.Error()}, true
 	case errors.Is(err, domain.ErrWebhooksUnavailable):
@@ -29,6 +33,10 @@ func (s *Server) writeWebhookError(w http.ResponseWriter, r *http.Request, err e
 	}
 	if status >= http.StatusInternalServerError {
 		s.log.WarnContext(r.Context(), "webhook request failed", "error", err)
+	}
+	var limited *domain.WebhookRetryLimitedError
+	if errors.As(err, &limited) {
+		w.Header().Set("Retry-After", strconv.Itoa(limited.RetryAfter))
 	}
 	body.RequestID = requestID(r.Context())
 	writeJSON(w, status, struct {

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,6 +46,14 @@ type webhookStack struct {
 
 func newWebhookStack(t *testing.T) *webhookStack {
 	t.Helper()
+	// The receiver is an httptest server on loopback and a random port.
+	return newWebhookStackWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+		"WEBHOOK_ALLOW_ANY_PORT": "true"})
+}
+
+// newWebhookStackWith is newWebhookStack with the dispatcher's variables env added.
+func newWebhookStackWith(t *testing.T, env map[string]string) *webhookStack {
+	t.Helper()
 	st := &webhookStack{}
 	st.status.Store(http.StatusOK)
 	st.receiver = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -57,8 +67,10 @@ func newWebhookStack(t *testing.T) *webhookStack {
 	dsn := testkit.NewDatabase(t, migrations.Set(),
 		migrate.Set{Schema: whmigrations.Schema, Sources: whservice.Options(whservice.Config{}).Migrations})
 	natsURL := testkit.NATS(t)
-	whcfg, err := whservice.LoadConfigFrom(map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(make([]byte, 32)),
-		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "WEBHOOK_RETRY_SCHEDULE": "1ms", "WEBHOOK_TIMEOUT": "2s"})
+	vars := map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(make([]byte, 32)),
+		"WEBHOOK_RETRY_SCHEDULE": "1ms", "WEBHOOK_TIMEOUT": "2s"}
+	maps.Copy(vars, env)
+	whcfg, err := whservice.LoadConfigFrom(vars)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +196,74 @@ func TestWebhookConfigSecretRollAndValidation(t *testing.T) {
 		"VALIDATION_ERROR", "rollSecret")
 	assertError(t, st.call(sk, http.MethodPost, path, `{"secret":"mine"}`), http.StatusBadRequest,
 		"VALIDATION_ERROR", "secret")
+}
+
+// Without WEBHOOK_ALLOW_ANY_PORT (production), a webhook URL on a port other than 443 and 8443
+// is a 400 VALIDATION_ERROR naming the field, and the endpoint is left as it was.
+func TestWebhookConfigRefusesOtherPorts(t *testing.T) {
+	st := newWebhookStackWith(t, nil)
+	c := st.createCompany("Ports Ltd")
+	sk := c.Keys["sk_test"]
+	path := "/api/v1/dashboard/webhooks/config"
+	for _, u := range []string{"https://hooks.example.com:8080/in", "https://hooks.example.com:22/",
+		"https://hooks.example.com:0/", "https://93.184.216.34:5432/"} {
+		e := assertError(t, st.call(sk, http.MethodPost, path, `{"url":`+quote(u)+`}`), http.StatusBadRequest,
+			"VALIDATION_ERROR", "url")
+		if msg, _ := e["message"].(string); !strings.Contains(msg, "443 or 8443") {
+			t.Errorf("%s: message %q does not say which ports are allowed", u, msg)
+		}
+	}
+	for _, u := range []string{"https://hooks.example.com/in", "https://hooks.example.com:8443/in"} {
+		r := st.call(sk, http.MethodPost, path, `{"url":`+quote(u)+`}`)
+		if r.status != http.StatusOK || r.json(t)["url"] != u {
+			t.Fatalf("%s: %d %s", u, r.status, r.body)
+		}
+	}
+}
+
+// Manual retries are limited per company and environment (the dispatcher's token bucket):
+// past the burst a retry is 429 RATE_LIMITED with Retry-After and nothing is sent; the refusal
+// is not stored under its Idempotency-Key (a repeat is refused afresh, not replayed); another
+// company's retries are unaffected.
+func TestWebhookManualRetryRateLimited(t *testing.T) {
+	st := newWebhookStackWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+		"WEBHOOK_ALLOW_ANY_PORT": "true", "WEBHOOK_MANUAL_RETRY_RATE": "0.01", "WEBHOOK_MANUAL_RETRY_BURST": "2"})
+	busy, calm := st.createCompany("Busy Ltd"), st.createCompany("Calm Ltd")
+	retryPath := map[string]string{}
+	for _, c := range []company{busy, calm} {
+		sk := c.Keys["sk_test"]
+		if r := st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/config", `{"url":`+quote(st.receiver.URL)+`}`); r.status != http.StatusOK {
+			t.Fatalf("config: %d %s", r.status, r.body)
+		}
+		st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+		retryPath[c.ID] = "/api/v1/dashboard/webhooks/" + st.waitLogs(sk, "", 1)[0]["id"].(string) + "/retry"
+	}
+	sk := busy.Keys["sk_test"]
+	for i := range 2 {
+		if r := st.call(sk, http.MethodPost, retryPath[busy.ID], ""); r.status != http.StatusOK {
+			t.Fatalf("retry %d within the burst: %d %s", i+1, r.status, r.body)
+		}
+	}
+	hits := st.hits.Load()
+	retry := func() response {
+		return st.do(request{method: http.MethodPost, path: retryPath[busy.ID],
+			headers: map[string]string{"x-api-key": sk, "Idempotency-Key": "retry-once-more"}})
+	}
+	for _, r := range []response{retry(), retry()} {
+		assertError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
+		if n, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || n < 1 || n > 100 {
+			t.Fatalf("Retry-After %q, want 1 to 100 s", r.header.Get("Retry-After"))
+		}
+		if r.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("the refusal was stored and replayed under its Idempotency-Key")
+		}
+	}
+	if st.hits.Load() != hits {
+		t.Fatalf("a refused retry reached the receiver")
+	}
+	if r := st.call(calm.Keys["sk_test"], http.MethodPost, retryPath[calm.ID], ""); r.status != http.StatusOK {
+		t.Fatalf("another company's retry: %d %s", r.status, r.body)
+	}
 }
 
 func TestWebhookLogsFiltersManualRetryAndCron(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,7 +22,8 @@ import (
 type SenderConfig struct {
 	// Timeout is how long a receiver has to answer (WEBHOOK_TIMEOUT).
 	Timeout time.Duration
-	// Policy says whether http:// and non-public addresses are allowed.
+	// Policy says whether http://, non-public addresses and ports other than 443 and 8443 are
+	// allowed.
 	Policy domain.URLPolicy
 	// RootCAs, when set, replaces the system roots (tests trust their own TLS receivers).
 	RootCAs *x509.CertPool
@@ -42,6 +42,11 @@ type Sender struct {
 // maxIdleConns bounds the keep-alive connections the Sender holds, in all and per host: at
 // least one per endpoint lane in use, for a busy dispatcher.
 const maxIdleConns = 2048
+
+// MaxResponseHeaderBytes bounds the header block of a receiver's answer (HTTP/1.1 and HTTP/2).
+// Go's default is 10 MB: with many lanes in flight, receivers answering with huge headers
+// would hold that much memory each. No webhook receiver needs more than a few hundred bytes.
+const MaxResponseHeaderBytes = 32 << 10
 
 // NewSender returns a Sender.
 func NewSender(cfg SenderConfig) *Sender {
@@ -64,11 +69,12 @@ func NewSender(cfg SenderConfig) *Sender {
 		ForceAttemptHTTP2: true,
 		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.RootCAs,
 			ClientSessionCache: tls.NewLRUClientSessionCache(maxIdleConns)},
-		TLSHandshakeTimeout:   cfg.Timeout,
-		MaxIdleConns:          maxIdleConns,
-		MaxIdleConnsPerHost:   maxIdleConns,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    maxIdleConns,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 	return &Sender{
 		client: &http.Client{
@@ -92,16 +98,21 @@ func guardDial(_, address string, _ syscall.RawConn) error {
 func (s *Sender) Send(ctx context.Context, target string, headers map[string]string, body []byte) domain.Outcome {
 	u, err := url.Parse(target)
 	if err != nil {
-		return domain.Outcome{Error: "invalid endpoint url"}
+		return domain.Outcome{Error: domain.FailURL, Detail: "invalid endpoint url"}
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && s.policy.AllowHTTP) {
-		return domain.Outcome{Error: "blocked address: only https endpoints are allowed"}
+		return domain.Outcome{Error: domain.FailURL, Detail: "only https endpoints are allowed"}
+	}
+	if !s.policy.PortAllowed(u) {
+		// Configured before the rule, or while WEBHOOK_ALLOW_ANY_PORT was on.
+		return domain.Outcome{Error: domain.FailURL,
+			Detail: "port " + domain.Port(u) + " is not allowed (WEBHOOK_ALLOW_ANY_PORT)"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return domain.Outcome{Error: "invalid endpoint url"}
+		return domain.Outcome{Error: domain.FailURL, Detail: "invalid endpoint url"}
 	}
 	for k, v := range headers {
 		req.Header[http.CanonicalHeaderKey(k)] = []string{v}
@@ -115,26 +126,34 @@ func (s *Sender) Send(ctx context.Context, target string, headers map[string]str
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return domain.Outcome{Error: describe(err, s.timeout)}
+		return failure(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, domain.MaxResponseRead))
 	out := domain.Outcome{StatusCode: resp.StatusCode, Body: domain.ResponseSnippet(raw)}
 	if !out.Succeeded() {
-		out.Error = fmt.Sprintf("endpoint answered HTTP %d", resp.StatusCode)
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			out.Error += " (redirects are not followed)"
-		}
+		out.Error = domain.FailHTTP(resp.StatusCode)
 	}
 	return out
 }
 
-// describe turns a transport error into the log's error_message: timeout, DNS, TLS, refused,
-// blocked address, or another network error.
-func describe(err error, timeout time.Duration) string {
+// failure turns a transport error into the outcome of an attempt without an answer: one of
+// the few partner-visible messages, and the error itself (without the URL, whose query may
+// hold the partner's token) as the detail for the service log.
+func failure(err error) domain.Outcome {
+	detail := err
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		detail = urlErr.Err
+	}
+	return domain.Outcome{Error: classify(err), Detail: detail.Error()}
+}
+
+// classify names a transport error for partners: timed out, TLS error, could not connect
+// (unknown name, refused, unreachable and blocked address alike), or no valid HTTP response.
+func classify(err error) string {
 	var (
-		urlErr    *url.Error
-		blocked   *domain.BlockedAddressError
+		opErr     *net.OpError
 		dnsErr    *net.DNSError
 		certErr   *tls.CertificateVerificationError
 		unknownCA x509.UnknownAuthorityError
@@ -144,27 +163,18 @@ func describe(err error, timeout time.Duration) string {
 		alert     tls.AlertError
 		netErr    net.Error
 	)
-	inner := err
-	if errors.As(err, &urlErr) {
-		inner = urlErr.Err
-	}
 	switch {
-	case errors.As(err, &blocked):
-		return blocked.Error()
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return fmt.Sprintf("timeout: no answer within %s", timeout)
-	case errors.As(err, &dnsErr):
-		return "dns: " + dnsErr.Error()
+		return domain.FailTimeout
+	case errors.Is(err, context.Canceled):
+		return domain.FailCancelled
+	case errors.Is(err, domain.ErrBlockedAddress), errors.As(err, &dnsErr),
+		errors.As(err, &opErr) && opErr.Op == "dial":
+		return domain.FailConnect
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
 		errors.As(err, &invalid), errors.As(err, &record), errors.As(err, &alert):
-		return "tls: " + inner.Error()
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset by the endpoint"
-	case errors.Is(err, context.Canceled):
-		return "attempt cancelled (dispatcher shutting down)"
+		return domain.FailTLS
 	default:
-		return "network error: " + inner.Error()
+		return domain.FailResponse
 	}
 }

@@ -179,28 +179,58 @@ func (s *Store) Deliverable(ctx context.Context, targets []domain.Target) (map[d
 	return out, nil
 }
 
-// ClaimDue leases up to limit deliveries whose automatic attempt is due, oldest due first,
-// skipping those another attempt holds (a live lease, or rows another transaction is claiming
-// right now). Deliveries whose lease expired (their dispatcher died) are due again.
+// claimHeadroom is how many candidates a claim considers per delivery it may take (per
+// endpoint and in all): the rows that concurrent claims (overlapping cron runs, other
+// replicas' recovery passes) are locking at that moment are skipped, and the candidates
+// behind them must be enough for up to claimHeadroom claims at once to each fill its batch.
+const claimHeadroom = 4
+
+// ClaimDue leases up to limit deliveries whose automatic attempt is due, taken fairly across
+// endpoints (claimWhere), skipping those another attempt holds (a live lease, or rows another
+// transaction is claiming right now). Deliveries whose lease expired (their dispatcher died)
+// are due again.
 func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
 	return s.claimWhere(ctx, "true", limit, lease)
 }
 
-// claimWhere leases up to limit due, unleased deliveries that also match cond (constant SQL).
+// claimWhere leases up to limit due, unleased deliveries that also match cond (constant SQL on
+// deliveries d), round-robin across endpoints: first the oldest due delivery of each endpoint
+// (the endpoint whose oldest is oldest first), then the second of each, and so on. A dead
+// endpoint with thousands of due retries thus takes one turn per round like any other, instead
+// of every batch until its backlog is gone, so it never delays another company's retries; an
+// endpoint alone with due deliveries still gets the whole batch. Each endpoint's candidates are
+// read from its own index range, a few batches of them at most, so a backlog is never scanned
+// whole.
 func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
 	claimedAt := time.Now()
-	rows, err := s.db.Query(ctx, `WITH due AS (
-			SELECT id FROM deliveries
-			WHERE next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now()) AND `+cond+`
-			ORDER BY next_attempt_at, id
+	const due = `d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())`
+	rows, err := s.db.Query(ctx, `WITH candidates AS (
+			SELECT c.* FROM endpoints e CROSS JOIN LATERAL (
+				SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d
+				WHERE d.endpoint_id = e.id AND `+due+` AND `+cond+`
+				ORDER BY d.next_attempt_at, d.id
+				LIMIT $4) c),
+		turns AS (
+			-- The bound lets the planner fetch each row by its key instead of scanning every
+			-- due one.
+			SELECT id, next_attempt_at,
+				row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS turn
+			FROM candidates
+			ORDER BY turn, next_attempt_at, id
+			LIMIT $4),
+		picked AS (
+			-- The conditions again on the locked row: another claim may have taken it meanwhile.
+			SELECT d.id FROM turns t JOIN deliveries d ON d.id = t.id
+			WHERE `+due+` AND `+cond+`
+			ORDER BY t.turn, t.next_attempt_at, t.id
 			LIMIT $1
-			FOR UPDATE SKIP LOCKED),
+			FOR UPDATE OF d SKIP LOCKED),
 		claimed AS (
 			UPDATE deliveries d SET lease_until = now() + $2 * interval '1 millisecond', lease_token = $3
-			FROM due WHERE d.id = due.id
+			FROM picked WHERE d.id = picked.id
 			RETURNING d.*)
 		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id
-		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New())
+		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New(), limit*claimHeadroom)
 	if err != nil {
 		return nil, fmt.Errorf("claiming due deliveries: %w", err)
 	}
@@ -213,8 +243,9 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 
 // ClaimStranded leases up to limit deliveries whose first attempt never happened and nobody
 // holds: their dispatcher died after creating them, or its queue for the endpoint was full.
+// They are taken fairly across endpoints, like ClaimDue's.
 func (s *Store) ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
-	return s.claimWhere(ctx, `status = 'PENDING' AND attempts = 0`, limit, lease)
+	return s.claimWhere(ctx, `d.status = 'PENDING' AND d.attempts = 0`, limit, lease)
 }
 
 // ClaimOne leases delivery id of company and env whatever its schedule (a manual retry). It
@@ -358,4 +389,22 @@ func (s *Store) RecordAll(ctx context.Context, recs []domain.Recording) (map[uui
 		return nil, fmt.Errorf("recording %d attempts: %w", n, err)
 	}
 	return recorded, nil
+}
+
+// PruneDelivered deletes up to limit deliveries delivered (SUCCESS) more than olderThan ago,
+// oldest first, and returns how many. A delivery leased by a manual retry in flight is kept,
+// and rows another statement holds are skipped, so replicas pruning at once never wait for
+// each other.
+func (s *Store) PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+	tag, err := s.db.Exec(ctx, `DELETE FROM deliveries WHERE id IN (
+			SELECT id FROM deliveries
+			WHERE status = 'SUCCESS' AND last_attempt_at < now() - $1 * interval '1 millisecond'
+				AND (lease_until IS NULL OR lease_until < now())
+			ORDER BY last_attempt_at
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)`, olderThan.Milliseconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("pruning delivered deliveries: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/migrate"
@@ -190,5 +192,204 @@ func TestDeliverableIsWhatCreateDeliveriesDeliversTo(t *testing.T) {
 	}
 	if !maps.Equal(created, want) {
 		t.Fatalf("deliveries created for %v, want %v", created, want)
+	}
+}
+
+// insertDue inserts n deliveries of company's endpoint due since dueAgo (the i-th one i
+// milliseconds later), failed once (a retry) or never attempted (a stranded first attempt).
+func insertDue(t *testing.T, db *pgxpool.Pool, company string, n int, dueAgo time.Duration, retry bool) {
+	t.Helper()
+	status, attempts := domain.StatusPending, 0
+	if retry {
+		status, attempts = domain.StatusFailed, 1
+	}
+	if _, err := db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id, environment,
+		event_id, event_type, payload, status, attempts, next_attempt_at)
+		SELECT gen_random_uuid(), e.id, e.company_id, e.environment, gen_random_uuid(), 'payment.created', '{}', $3, $4,
+			now() - $5 * interval '1 millisecond' + i * interval '1 millisecond'
+		FROM endpoints e, generate_series(1, $2) AS i WHERE e.company_id = $1`,
+		company, n, status, attempts, dueAgo.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func perCompany(claims []domain.Claim) map[string]int {
+	out := map[string]int{}
+	for _, c := range claims {
+		out[c.CompanyID]++
+	}
+	return out
+}
+
+// A sweep takes due deliveries round-robin across endpoints: a company whose dead endpoint
+// has 500 due retries, all older than anyone else's, takes one turn per round, so the other
+// companies' due retries are all in the first batch of 20 (oldest first would have taken the
+// dead endpoint's 20 oldest, and the next batches too, for 25 runs). An endpoint alone with a
+// backlog still gets whole batches.
+func TestClaimDueTakesEndpointsInTurn(t *testing.T) {
+	s, db := newStore(t, []string{"dead", "b", "c"}, nil)
+	ctx := context.Background()
+	insertDue(t, db, "dead", 500, 2*time.Hour, true)
+	insertDue(t, db, "b", 3, time.Minute, true)
+	insertDue(t, db, "c", 1, time.Second, true)
+	insertDue(t, db, "c", 1, -time.Hour, true) // due in an hour: not taken
+
+	claims, err := s.ClaimDue(ctx, 20, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := perCompany(claims), map[string]int{"dead": 16, "b": 3, "c": 1}; !maps.Equal(got, want) {
+		t.Fatalf("first sweep took %v, want %v", got, want)
+	}
+	// Round-robin: the dead endpoint's share of the first rounds is one per round.
+	var dead []time.Time
+	for _, c := range claims {
+		if c.CompanyID == "dead" {
+			dead = append(dead, *c.NextAttemptAt)
+		}
+	}
+	for i := 1; i < len(dead); i++ {
+		if dead[i].Before(dead[i-1]) {
+			t.Fatalf("the dead endpoint's deliveries are not its oldest in order: %v", dead)
+		}
+	}
+
+	next, err := s.ClaimDue(ctx, 20, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := perCompany(next), map[string]int{"dead": 20}; !maps.Equal(got, want) {
+		t.Fatalf("second sweep took %v, want the dead endpoint's next 20", got)
+	}
+}
+
+// Rows that a concurrent claim is locking are skipped, and the claim still fills its batch
+// from the candidates behind them: two overlapping cron runs each get 20.
+func TestClaimDueFillsItsBatchPastRowsAnotherClaimLocks(t *testing.T) {
+	s, db := newStore(t, []string{"a"}, nil)
+	ctx := context.Background()
+	insertDue(t, db, "a", 45, time.Hour, true)
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT id FROM deliveries ORDER BY next_attempt_at, id LIMIT 20 FOR UPDATE`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil || len(locked) != 20 {
+		t.Fatalf("locked %d rows: %v", len(locked), err)
+	}
+	claims, err := s.ClaimDue(ctx, 20, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims) != 20 {
+		t.Fatalf("%d claims past the 20 locked rows, want 20", len(claims))
+	}
+	for _, c := range claims {
+		if slices.Contains(locked, c.ID) {
+			t.Fatalf("claimed %s, which another claim holds", c.ID)
+		}
+	}
+}
+
+// Recovery of stranded first attempts is fair the same way: another company's two stranded
+// deliveries are in the first pass although one endpoint has 300 older ones (more than a pass
+// takes), and failed retries are not stranded first attempts.
+func TestClaimStrandedTakesEndpointsInTurn(t *testing.T) {
+	s, db := newStore(t, []string{"dead", "b"}, nil)
+	ctx := context.Background()
+	insertDue(t, db, "dead", 300, time.Hour, false)
+	insertDue(t, db, "dead", 50, 2*time.Hour, true)
+	insertDue(t, db, "b", 2, time.Second, false)
+	insertDue(t, db, "b", 5, 2*time.Hour, true)
+
+	claims, err := s.ClaimStranded(ctx, 100, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := perCompany(claims), map[string]int{"dead": 98, "b": 2}; !maps.Equal(got, want) {
+		t.Fatalf("recovery took %v, want %v", got, want)
+	}
+	for _, c := range claims {
+		if c.Status != domain.StatusPending || c.Attempts != 0 {
+			t.Fatalf("recovery took a delivery already attempted: %+v", c.Delivery)
+		}
+	}
+}
+
+// insertAged inserts n deliveries of company with status, last attempted ago (the i-th one i
+// milliseconds later), leased when leased is set.
+func insertAged(t *testing.T, db *pgxpool.Pool, company, status string, n int, ago time.Duration, leased bool) {
+	t.Helper()
+	lease := "NULL"
+	if leased {
+		lease = "now() + interval '1 minute'"
+	}
+	if _, err := db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id, environment,
+		event_id, event_type, payload, status, attempts, last_attempt_at, lease_until, lease_token)
+		SELECT gen_random_uuid(), e.id, e.company_id, e.environment, gen_random_uuid(), 'payment.created', '{}', $3,
+			1, now() - $4 * interval '1 millisecond' + i * interval '1 millisecond', `+lease+`, gen_random_uuid()
+		FROM endpoints e, generate_series(1, $2) AS i WHERE e.company_id = $1`,
+		company, n, status, ago.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// PruneDelivered deletes delivered deliveries older than the retention, oldest first, at most
+// a batch per call; it keeps recent ones, failed and pending ones whatever their age, and one
+// a manual retry holds.
+func TestPruneDeliveredDeletesOnlyOldDeliveredInBatches(t *testing.T) {
+	s, db := newStore(t, []string{"a", "b"}, nil)
+	ctx := context.Background()
+	const month = 30 * 24 * time.Hour
+	insertAged(t, db, "a", domain.StatusSuccess, 1100, 40*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusSuccess, 100, 31*24*time.Hour, false)
+	insertAged(t, db, "a", domain.StatusSuccess, 3, 29*24*time.Hour, false)
+	insertAged(t, db, "a", domain.StatusFailed, 4, 90*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusPending, 2, 90*24*time.Hour, false)
+	insertAged(t, db, "b", domain.StatusSuccess, 1, 90*24*time.Hour, true)
+
+	var batches []int
+	for {
+		n, err := s.PruneDelivered(ctx, month, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, n)
+		if n == 0 {
+			break
+		}
+	}
+	if !slices.Equal(batches, []int{500, 500, 200, 0}) {
+		t.Fatalf("batches %v, want 500, 500, 200, 0", batches)
+	}
+	rows, err := db.Query(ctx, `SELECT status, coalesce(lease_until > now(), false),
+		last_attempt_at > now() - interval '30 days', count(*) FROM deliveries GROUP BY 1, 2, 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type kept struct {
+		status        string
+		leased, young bool
+	}
+	got := map[kept]int{}
+	var (
+		k kept
+		n int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k.status, &k.leased, &k.young, &n}, func() error {
+		got[k] = n
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[kept]int{{domain.StatusSuccess, false, true}: 3, {domain.StatusFailed, false, false}: 4,
+		{domain.StatusPending, false, false}: 2, {domain.StatusSuccess, true, false}: 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("left %v, want %v", got, want)
 	}
 }

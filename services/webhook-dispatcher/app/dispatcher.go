@@ -26,6 +26,7 @@ type Store interface {
 	Release(ctx context.Context, c domain.Claim) error
 	Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error)
 	RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error)
+	PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error)
 }
 
 // Sender POSTs one attempt (implemented by adapters.Sender).
@@ -59,6 +60,8 @@ type Config struct {
 	// Announce, when set, is told of every recorded attempt (the service publishes it for the
 	// dashboard's live view, package outcomes). It must not block.
 	Announce func(c domain.Claim, status string, attempts int)
+	// ManualRetries bounds the manual retries of each company and environment (zero: none).
+	ManualRetries RetryLimit
 }
 
 // Dispatcher runs the use cases.
@@ -73,6 +76,7 @@ type Dispatcher struct {
 	lanes    *lanes
 	recorder *recorder
 	inflight *inflight
+	retries  *retryLimiter
 	now      func() time.Time
 	recordTO time.Duration
 }
@@ -99,6 +103,7 @@ func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config
 	}
 	d.lanes = newLanes(cfg.EndpointConcurrency, cfg.EndpointQueue, d.runQueued)
 	d.inflight = newInflight()
+	d.retries = newRetryLimiter(cfg.ManualRetries)
 	d.recorder = newRecorder(d)
 	return d
 }
@@ -154,7 +159,8 @@ func (d *Dispatcher) try(ctx context.Context, c domain.Claim, trigger string) do
 }
 
 // logAttempt logs a recorded attempt (failures at info level, successes at debug level) and
-// announces it.
+// announces it. A failure's detail (the underlying error, with the addresses dialled), which
+// the partner-visible log never shows, is logged here for operators.
 func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.Attempted, status string, attempts int, trigger string) {
 	if d.cfg.Announce != nil {
 		d.cfg.Announce(c, status, attempts)
@@ -168,22 +174,23 @@ func (d *Dispatcher) logAttempt(ctx context.Context, c domain.Claim, a domain.At
 	}
 	d.log.Log(ctx, level, "webhook attempt", "delivery_id", c.ID, "event_id", c.EventID, "event_type", c.EventType,
 		"company", c.CompanyID, "status", status, "attempts", attempts,
-		"response_status", a.Outcome.StatusCode, "error", a.Outcome.Error, "trigger", trigger)
+		"response_status", a.Outcome.StatusCode, "error", a.Outcome.Error, "detail", a.Outcome.Detail,
+		"trigger", trigger)
 }
 
 // send performs the HTTP attempt of c with its endpoint's current URL and secret.
 func (d *Dispatcher) send(ctx context.Context, c domain.Claim) domain.Outcome {
 	if !c.Enabled || c.URL == "" {
-		return domain.Outcome{Error: "webhook endpoint is disabled or has no url"}
+		return domain.Outcome{Error: domain.FailDisabled}
 	}
 	secret, err := d.box.Open(c.CompanyID, c.Environment, c.SecretSealed)
 	if err != nil {
 		d.log.Error("cannot open webhook secret", "company", c.CompanyID, "err", err)
-		return domain.Outcome{Error: "signing secret unavailable"}
+		return domain.Outcome{Error: domain.FailSecret, Detail: err.Error()}
 	}
 	headers, err := domain.Headers(secret, c.ID.String(), c.EventType, d.now(), c.Payload)
 	if err != nil {
-		return domain.Outcome{Error: "signing failed: " + err.Error()}
+		return domain.Outcome{Error: domain.FailSigning, Detail: err.Error()}
 	}
 	// The attempt completes even when the dispatcher is stopping: its own timeout bounds it.
 	return d.sender.Send(context.WithoutCancel(ctx), c.URL, headers, c.Payload)
@@ -242,8 +249,13 @@ func (d *Dispatcher) RunDue(ctx context.Context, limit int) (CronResult, error) 
 }
 
 // RetryNow attempts delivery id of company and env at once, whatever its status and schedule
-// (SPEC 4.8), and returns the updated entry.
+// (SPEC 4.8), and returns the updated entry. Over the company's rate of manual retries it
+// refuses with a *domain.RateLimitedError, before touching the store.
 func (d *Dispatcher) RetryNow(ctx context.Context, company, env string, id uuid.UUID) (domain.Delivery, error) {
+	if wait, ok := d.retries.take(domain.Target{CompanyID: company, Environment: env}); !ok {
+		d.metrics.retriesLimited.Inc()
+		return domain.Delivery{}, &domain.RateLimitedError{RetryAfter: wait}
+	}
 	c, err := d.store.ClaimOne(ctx, id, company, env, d.lease)
 	if err != nil {
 		return domain.Delivery{}, err

@@ -20,6 +20,9 @@ type Metrics struct {
 	permanent prometheus.Counter
 	duration  *prometheus.HistogramVec
 	overflow  prometheus.Counter
+	// retriesLimited counts manual retries refused for their company's rate.
+	retriesLimited prometheus.Counter
+	pruned         prometheus.Counter
 }
 
 // NewMetrics registers the metrics on reg (nil: not registered).
@@ -46,9 +49,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "webhook_endpoint_queue_overflow_total",
 			Help: "First attempts left to the cron run because their endpoint's queue was full.",
 		}),
+		retriesLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhook_manual_retries_limited_total",
+			Help: "Manual retries refused because their company was over WEBHOOK_MANUAL_RETRY_RATE.",
+		}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhook_deliveries_pruned_total",
+			Help: "Delivered deliveries deleted after WEBHOOK_DELIVERY_RETENTION.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.created, m.attempts, m.permanent, m.duration, m.overflow} {
+		for _, c := range []prometheus.Collector{m.created, m.attempts, m.permanent, m.duration, m.overflow,
+			m.retriesLimited, m.pruned} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -16,6 +16,17 @@ var (
 	teredo    = netip.MustParsePrefix("2001::/32")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 	docV6     = netip.MustParsePrefix("2001:db8::/32")
+	// IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): some stacks route them
+	// as the IPv4 address they carry, so none is a legitimate webhook target.
+	v4Compat = netip.MustParsePrefix("::/96")
+	// Site-local (deprecated by RFC 3879), still routed inside some networks like ULA.
+	siteLocal = netip.MustParsePrefix("fec0::/10")
+	// The discard-only prefix (RFC 6666), the benchmarking range (RFC 5180), ORCHIDv2 (RFC
+	// 7343) and the newer documentation prefix (RFC 9637): none is globally reachable.
+	discardV6   = netip.MustParsePrefix("100::/64")
+	benchmarkV6 = netip.MustParsePrefix("2001:2::/48")
+	orchidV2    = netip.MustParsePrefix("2001:20::/28")
+	docV6New    = netip.MustParsePrefix("3fff::/20")
 )
 
 // BlockedReason says why a webhook may not be sent to ip ("loopback", "private", ...), or ""
@@ -43,12 +54,13 @@ func BlockedReason(ip netip.Addr) string {
 		return "link-local"
 	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
 		return "multicast"
-	case ip.IsPrivate():
+	case ip.IsPrivate(), siteLocal.Contains(ip):
 		return "private"
 	case cgnat.Contains(ip):
 		return "shared (CGNAT)"
 	case thisNet.Contains(ip), ietf.Contains(ip), benchmark.Contains(ip), reserved.Contains(ip),
-		teredo.Contains(ip), docV6.Contains(ip), nat64Loc.Contains(ip):
+		teredo.Contains(ip), docV6.Contains(ip), nat64Loc.Contains(ip), v4Compat.Contains(ip),
+		discardV6.Contains(ip), benchmarkV6.Contains(ip), orchidV2.Contains(ip), docV6New.Contains(ip):
 		return "reserved"
 	}
 	return ""

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -142,13 +143,18 @@ func TestBlockedAddresses(t *testing.T) {
 	blocked := []string{"127.0.0.1", "::1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
 		"169.254.1.1", "100.64.0.1", "100.127.255.254", "fc00::1", "fd12::1", "fe80::1", "::ffff:127.0.0.1",
 		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "ff02::1", "255.255.255.255",
-		"64:ff9b::7f00:1", "2002:7f00:1::1"}
+		"64:ff9b::7f00:1", "2002:7f00:1::1",
+		// IPv4-compatible (::/96), public or not: a deprecated form some stacks route as IPv4.
+		"::127.0.0.1", "::10.0.0.1", "::8.8.8.8", "::0.0.0.2",
+		// Site-local (fec0::/10), discard-only (100::/64) and the other non-global IPv6 ranges.
+		"fec0::1", "feff:ffff::1", "100::", "100::ffff:ffff:ffff:ffff", "2001:2::1", "2001:20::1", "3fff::1"}
 	for _, s := range blocked {
 		if domain.BlockedReason(netip.MustParseAddr(s)) == "" {
 			t.Errorf("%s is not blocked", s)
 		}
 	}
-	for _, s := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "::ffff:8.8.8.8"} {
+	for _, s := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "::ffff:8.8.8.8",
+		"2001:4860:4860::8888", "100:0:0:1::1", "2001:3::1", "2a00:1450:4001::1", "4000::1"} {
 		if r := domain.BlockedReason(netip.MustParseAddr(s)); r != "" {
 			t.Errorf("%s blocked as %s", s, r)
 		}
@@ -169,8 +175,35 @@ func TestValidateURL(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	dev := domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true}
+	dev := domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true, AllowAnyPort: true}
 	if _, err := dev.ValidateURL("http://127.0.0.1:9000/hook"); err != nil {
 		t.Errorf("dev policy refused a local http URL: %v", err)
+	}
+}
+
+// Ports are 443 and 8443 only (an https URL without one is 443, an http one 80), unless the
+// policy allows any; the refusal names the field.
+func TestValidateURLPorts(t *testing.T) {
+	strict := domain.URLPolicy{AllowHTTP: true}
+	for _, ok := range []string{"https://example.com/", "https://example.com:443/", "https://example.com:8443/hooks",
+		"http://example.com:443/", "https://[2606:4700::1111]:8443/"} {
+		if _, err := strict.ValidateURL(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"https://example.com:8080/", "https://example.com:22/", "https://example.com:25/",
+		"https://example.com:5432/", "https://example.com:80/", "http://example.com/", "https://example.com:0443/",
+		"https://[2606:4700::1111]:6379/"} {
+		_, err := strict.ValidateURL(bad)
+		var v *domain.ValidationError
+		if !errors.As(err, &v) || v.Field != "url" || !strings.Contains(v.Message, "443 or 8443") {
+			t.Errorf("%s: %v, want a validation error of url naming the ports", bad, err)
+		}
+	}
+	anyPort := domain.URLPolicy{AllowAnyPort: true}
+	for _, ok := range []string{"https://example.com:8080/", "https://example.com:9000/hooks"} {
+		if _, err := anyPort.ValidateURL(ok); err != nil {
+			t.Errorf("WEBHOOK_ALLOW_ANY_PORT: %s refused: %v", ok, err)
+		}
 	}
 }

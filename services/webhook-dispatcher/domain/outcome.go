@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,6 +21,44 @@ const MaxResponseChars = 1000
 // characters of up to 4 bytes each, and no more, whatever the receiver sends.
 const MaxResponseRead = 4 * MaxResponseChars
 
+// The delivery log's error messages, which partners read. They are few and fixed on purpose:
+// a log that told a refused connection from an unknown name, a filtered port or a refused
+// address, or that showed the addresses a name resolved to, would let a partner probe networks
+// and internal names through the dispatcher (a port scanner and a DNS oracle). What actually
+// happened goes to the service log only (Outcome.Detail).
+const (
+	// FailConnect: no connection (unknown name, refused, unreachable, or an address the SSRF
+	// guard refuses).
+	FailConnect = "could not connect"
+	// FailTimeout: no answer within WEBHOOK_TIMEOUT (connecting, TLS or the answer itself).
+	FailTimeout = "timed out"
+	// FailTLS: the TLS handshake failed (untrusted or wrong certificate, protocol error).
+	FailTLS = "TLS error"
+	// FailResponse: connected, but no valid HTTP answer (connection closed or reset, malformed
+	// answer, headers over the limit).
+	FailResponse = "no valid HTTP response"
+	// FailURL: the endpoint URL is not allowed (now): scheme or port refused.
+	FailURL = "endpoint URL not allowed"
+	// FailDisabled: the endpoint is disabled or has no URL.
+	FailDisabled = "webhook endpoint is disabled or has no url"
+	// FailSecret: the signing secret cannot be opened (WEBHOOK_SECRET_KEY changed).
+	FailSecret = "signing secret unavailable"
+	// FailSigning: the request could not be signed.
+	FailSigning = "signing failed"
+	// FailCancelled: the dispatcher stopped the attempt.
+	FailCancelled = "attempt cancelled"
+)
+
+// FailHTTP is the error message of a non-2xx answer: "HTTP 503", and for a 3xx the reminder
+// that redirects are not followed.
+func FailHTTP(status int) string {
+	msg := "HTTP " + strconv.Itoa(status)
+	if status >= 300 && status < 400 {
+		msg += " (redirects are not followed)"
+	}
+	return msg
+}
+
 // Outcome is the result of one attempt.
 type Outcome struct {
 	// StatusCode is the receiver's HTTP status, 0 when none arrived.
@@ -27,8 +66,11 @@ type Outcome struct {
 	// Body is the start of the receiver's answer (ResponseSnippet), "" when none.
 	Body string
 	// Error says why the attempt failed without an answer, or why the answer is a failure
-	// ("" for a 2xx).
+	// ("" for a 2xx): one of the Fail messages, or FailHTTP. Partners read it.
 	Error string
+	// Detail is what the service log gets about a failure beyond Error (the underlying error,
+	// with addresses). It is never stored in the delivery log.
+	Detail string
 }
 
 // Succeeded reports whether the attempt delivered the event: a 2xx answer in time (SPEC 6.1).

@@ -32,7 +32,10 @@ const (
 	CodeInvalid  = "400"
 	CodeNotFound = "404"
 	CodeInFlight = "409"
-	CodeInternal = "500"
+	// CodeRateLimited refuses a manual retry over its company's rate; the body's RetryAfter says
+	// when the next is accepted.
+	CodeRateLimited = "429"
+	CodeInternal    = "500"
 )
 
 // ConfigRequest configures the endpoint of a company and environment.
@@ -92,6 +95,8 @@ type LogEntry struct {
 type ErrorBody struct {
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	// RetryAfter is the seconds until a request refused for its rate (429) will be accepted.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 // NewLogEntry renders a delivery.
@@ -144,7 +149,7 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 			r.inflight.Add(1)
 			go func() {
 				defer r.inflight.Done()
-				h(ctx, req)
+				h(ctx, laterReply{Request: req, nc: nc})
 			}()
 		}), micro.WithEndpointSubject(subject))
 		if err != nil {
@@ -156,6 +161,36 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 		_ = svc.Stop()
 		r.inflight.Wait()
 	}, nil
+}
+
+// laterReply answers a request after micro's handler has returned. micro reads what a
+// request's answer was (for its error statistics) as soon as the handler returns, so answering
+// through micro.Request from another goroutine races with that read; laterReply publishes the
+// same answer (micro's error headers included) on the connection instead. Answer options are
+// not supported: no handler passes any.
+type laterReply struct {
+	micro.Request
+	nc *nats.Conn
+}
+
+func (l laterReply) Respond(data []byte, _ ...micro.RespondOpt) error {
+	return l.nc.Publish(l.Reply(), data)
+}
+
+func (l laterReply) RespondJSON(v any, _ ...micro.RespondOpt) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return l.Respond(data)
+}
+
+func (l laterReply) Error(code, description string, data []byte, _ ...micro.RespondOpt) error {
+	msg := nats.NewMsg(l.Reply())
+	msg.Header.Set(micro.ErrorHeader, description)
+	msg.Header.Set(micro.ErrorCodeHeader, code)
+	msg.Data = data
+	return l.nc.PublishMsg(msg)
 }
 
 func (r *RPC) config(ctx context.Context, req micro.Request) {
@@ -218,13 +253,16 @@ func (r *RPC) reply(req micro.Request, v any) {
 
 func (r *RPC) fail(req micro.Request, err error) {
 	var (
-		v    *domain.ValidationError
-		code string
-		body ErrorBody
+		v       *domain.ValidationError
+		limited *domain.RateLimitedError
+		code    string
+		body    ErrorBody
 	)
 	switch {
 	case errors.As(err, &v):
 		code, body = CodeInvalid, ErrorBody{Message: v.Message, Field: v.Field}
+	case errors.As(err, &limited):
+		code, body = CodeRateLimited, ErrorBody{Message: limited.Error(), RetryAfter: limited.Seconds()}
 	case errors.Is(err, domain.ErrNotFound):
 		code, body = CodeNotFound, ErrorBody{Message: "webhook delivery not found"}
 	case errors.Is(err, domain.ErrInFlight):

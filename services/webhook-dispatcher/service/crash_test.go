@@ -41,6 +41,7 @@ func TestKilledDispatcherLosesAndDoublesNothing(t *testing.T) {
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 1))
 	env := append(os.Environ(), "DATABASE_URL="+dsn, "NATS_URL="+natsURL, "HEALTH_ADDR="+healthAddr,
 		"WEBHOOK_SECRET_KEY="+hex.EncodeToString(key), "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true", "WEBHOOK_ALLOW_HTTP=true",
+		"WEBHOOK_ALLOW_ANY_PORT=true",
 		"WEBHOOK_TIMEOUT=2s", "WEBHOOK_RECOVERY_INTERVAL=200ms", "LOG_FORMAT=text", "LOG_LEVEL=error")
 
 	var (

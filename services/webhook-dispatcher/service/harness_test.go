@@ -62,8 +62,9 @@ func startDispatcher(t testing.TB, env map[string]string) *harness {
 	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
+	// The receivers are httptest servers on loopback and random ports.
 	vars := map[string]string{"WEBHOOK_SECRET_KEY": hex.EncodeToString(key), "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
-		"WEBHOOK_TIMEOUT": "2s"}
+		"WEBHOOK_ALLOW_ANY_PORT": "true", "WEBHOOK_TIMEOUT": "2s"}
 	for k, v := range env {
 		vars[k] = v
 	}
@@ -170,6 +171,24 @@ func (h *harness) request(subject string, in, out any) (errCode string) {
 		}
 	}
 	return ""
+}
+
+// requestError sends a request that must fail and returns the error reply's body.
+func (h *harness) requestError(subject string, in any) ports.ErrorBody {
+	h.t.Helper()
+	data, _ := json.Marshal(in)
+	msg, err := h.nc.Request(subject, data, 30*time.Second)
+	if err != nil {
+		h.t.Fatalf("%s: %v", subject, err)
+	}
+	if msg.Header.Get("Nats-Service-Error-Code") == "" {
+		h.t.Fatalf("%s succeeded: %s", subject, msg.Data)
+	}
+	var body ports.ErrorBody
+	if err := json.Unmarshal(msg.Data, &body); err != nil {
+		h.t.Fatalf("%s: %v: %s", subject, err, msg.Data)
+	}
+	return body
 }
 
 func (h *harness) configure(company, url string, roll bool) ports.ConfigReply {

@@ -47,11 +47,13 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks}
+	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
+		AllowAnyPort: cfg.AllowAnyPort}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
 	d := app.NewDispatcher(adapters.NewStore(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
 		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
-		Announce: announcer(rt)}, metrics, rt.Log)
+		Announce:      announcer(rt),
+		ManualRetries: app.RetryLimit{Rate: cfg.ManualRetryRate, Burst: cfg.ManualRetryBurst}}, metrics, rt.Log)
 	stopLanes := d.Start(ctx)
 	if err := startConsumers(ctx, rt, d, cfg.Partitions); err != nil {
 		stopLanes()
@@ -62,6 +64,11 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		interval = 10 * time.Second
 	}
 	rt.Go("webhooks-recovery", func(ctx context.Context) error { return d.Recover(ctx, interval) })
+	if cfg.DeliveryRetention > 0 {
+		rt.Go("webhooks-prune", func(ctx context.Context) error {
+			return d.Prune(ctx, cfg.DeliveryRetention, cfg.PruneInterval)
+		})
+	}
 	stop, err := ports.NewRPC(d, rt.Log).Serve(ctx, rt.NC)
 	if err != nil {
 		stopLanes()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -35,11 +37,49 @@ func TestConfigRequiresASecretKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Timeout != 10*time.Second || len(cfg.RetrySchedule) != 5 || cfg.RetrySchedule[4] != 6*time.Hour ||
-		cfg.AllowHTTP || cfg.AllowPrivateNetworks {
+		cfg.AllowHTTP || cfg.AllowPrivateNetworks || cfg.AllowAnyPort {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if _, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_RETRY_SCHEDULE": "5m,soon"}); err == nil {
 		t.Fatal("a bad schedule was accepted")
+	}
+}
+
+// Delivered deliveries are kept 30 days by default, pruned hourly; 0 keeps them forever; a
+// negative retention, or no interval to prune with, is refused at start.
+func TestConfigOfDeliveryRetention(t *testing.T) {
+	cfg, err := service.LoadConfigFrom(map[string]string{})
+	if err != nil || cfg.DeliveryRetention != 30*24*time.Hour || cfg.PruneInterval != time.Hour {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if _, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_DELIVERY_RETENTION": "0",
+		"WEBHOOK_PRUNE_INTERVAL": "0s"}); err != nil {
+		t.Fatalf("retention off: %v", err)
+	}
+	for _, env := range []map[string]string{{"WEBHOOK_DELIVERY_RETENTION": "-1h"}, {"WEBHOOK_DELIVERY_RETENTION": "30d"},
+		{"WEBHOOK_PRUNE_INTERVAL": "0s"}, {"WEBHOOK_PRUNE_INTERVAL": "-5m"}} {
+		if _, err := service.LoadConfigFrom(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+}
+
+// Manual retries are limited by default (1 a second, bursts of 10, per company and
+// environment); a negative or non-numeric rate, or a burst below 1, is refused at start.
+func TestConfigOfManualRetryLimit(t *testing.T) {
+	cfg, err := service.LoadConfigFrom(map[string]string{})
+	if err != nil || cfg.ManualRetryRate != 1 || cfg.ManualRetryBurst != 10 {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if cfg, err := service.LoadConfigFrom(map[string]string{"WEBHOOK_MANUAL_RETRY_RATE": "0",
+		"WEBHOOK_MANUAL_RETRY_BURST": "0"}); err != nil || cfg.ManualRetryRate != 0 {
+		t.Fatalf("the limit turned off: %+v, %v", cfg, err)
+	}
+	for _, env := range []map[string]string{{"WEBHOOK_MANUAL_RETRY_RATE": "-1"}, {"WEBHOOK_MANUAL_RETRY_RATE": "NaN"},
+		{"WEBHOOK_MANUAL_RETRY_RATE": "fast"}, {"WEBHOOK_MANUAL_RETRY_BURST": "0"}, {"WEBHOOK_MANUAL_RETRY_BURST": "-3"}} {
+		if _, err := service.LoadConfigFrom(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
 	}
 }
 
@@ -358,9 +398,48 @@ func TestCronRecoversDeliveriesStuckInFlight(t *testing.T) {
 	}
 }
 
+// One company's dead endpoint with a backlog of due retries, all older, does not delay another
+// company's retries: a single cron run (20 attempts) retries every due delivery of the healthy
+// company, and gives the rest of the run to the dead endpoint's oldest.
+func TestCronRunIsFairAcrossCompanies(t *testing.T) {
+	h := startDispatcher(t, nil)
+	dead := newReceiver(t)
+	dead.setRespond(status(http.StatusServiceUnavailable))
+	alive := newReceiver(t)
+	h.configure("deadco", dead.srv.URL, false)
+	h.configure("aliveco", alive.srv.URL, false)
+	insert := func(company string, n int, dueAgo string) {
+		if _, err := h.db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id,
+			environment, event_id, event_type, payload, status, attempts, last_attempt_at, next_attempt_at)
+			SELECT gen_random_uuid(), id, company_id, environment, gen_random_uuid(), 'payment.created',
+				'{"event":"payment.created"}', 'FAILED', 1, now() - $3::interval - interval '5 minutes',
+				now() - $3::interval + i * interval '1 millisecond'
+			FROM endpoints, generate_series(1, $2) AS i WHERE company_id = $1`, company, n, dueAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("deadco", 100, "1 hour")
+	insert("aliveco", 3, "1 minute")
+	if r := h.cron(); r.TotalProcessed != 20 || r.Successful != 3 || r.Failed != 17 {
+		t.Fatalf("cron run %+v, want the healthy company's 3 and 17 of the dead endpoint's", r)
+	}
+	if got := len(alive.got()); got != 3 {
+		t.Fatalf("the healthy company got %d of its 3 retries", got)
+	}
+	if got := len(dead.got()); got != 17 {
+		t.Fatalf("the dead endpoint got %d attempts, want 17", got)
+	}
+	for _, r := range h.deliveries("aliveco") {
+		if r.Status != "SUCCESS" || r.Attempts != 2 {
+			t.Fatalf("healthy company's delivery after the run: %+v", r)
+		}
+	}
+}
+
 // The outcome details of SPEC 6.1/6.3 are recorded: a 500 with a 5,000-character multibyte
 // body keeps its first 1,000 characters; a slow receiver is a timeout; a redirect is not
-// followed; a refused connection is named.
+// followed; a refused connection is "could not connect" (the partner-visible log names no
+// address and does not tell a refused port from an unknown name).
 func TestFailedAttemptDetails(t *testing.T) {
 	h := startDispatcher(t, map[string]string{"WEBHOOK_TIMEOUT": "300ms"})
 	rc := newReceiver(t)
@@ -384,11 +463,14 @@ func TestFailedAttemptDetails(t *testing.T) {
 			case <-time.After(2 * time.Second):
 			}
 		}, func(r logRow) bool {
-			return r.ResponseStatus == nil && r.ErrorMessage != nil && strings.HasPrefix(*r.ErrorMessage, "timeout")
+			return r.ResponseStatus == nil && r.ErrorMessage != nil && *r.ErrorMessage == domain.FailTimeout
 		}},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.srv.URL, http.StatusTemporaryRedirect)
-		}, func(r logRow) bool { return *r.ResponseStatus == 307 && r.Status == "FAILED" }},
+		}, func(r logRow) bool {
+			return *r.ResponseStatus == 307 && r.Status == "FAILED" &&
+				deref(r.ErrorMessage) == "HTTP 307 (redirects are not followed)"
+		}},
 	}
 	for i, c := range cases {
 		rc.setRespond(c.respond)
@@ -404,7 +486,7 @@ func TestFailedAttemptDetails(t *testing.T) {
 	rc.srv.Close()
 	h.publish(catalogueEvent(t, events.TypePaymentFailed, "acme"))
 	r := h.waitDeliveries("acme", 4, 1)[3]
-	if r.ErrorMessage == nil || *r.ErrorMessage != "connection refused" {
+	if r.ErrorMessage == nil || *r.ErrorMessage != domain.FailConnect {
 		t.Fatalf("refused: %v", deref(r.ErrorMessage))
 	}
 }
@@ -417,9 +499,9 @@ func deref(s *string) string {
 }
 
 // Rolling the secret returns a new one once; later deliveries verify with it and not with the
-// old one; invalid URLs are refused.
+// old one; invalid URLs are refused, among them ports other than 443 and 8443.
 func TestConfigurationAndSecretRoll(t *testing.T) {
-	h := startDispatcher(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "false"})
+	h := startDispatcher(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "false", "WEBHOOK_ALLOW_ANY_PORT": "false"})
 	first := h.configure("acme", "https://hooks.example.com/in", false)
 	again := h.configure("acme", "", false)
 	if again.Secret != "" || again.URL != "https://hooks.example.com/in" || !again.Enabled {
@@ -437,12 +519,22 @@ func TestConfigurationAndSecretRoll(t *testing.T) {
 	if bytes.Contains(sealed, []byte(rolled.Secret)) || bytes.Contains(sealed, []byte("whsec_")) {
 		t.Fatal("secret stored in clear")
 	}
-	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope"} {
+	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope",
+		"https://hooks.example.com:8080/", "https://hooks.example.com:22/"} {
 		u := bad
 		if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != ports.CodeInvalid {
 			t.Fatalf("url %q: code %q, want 400", bad, code)
 		}
 	}
+	redis := "https://hooks.example.com:6379/"
+	if e := h.requestError(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test",
+		URL: &redis}); e.Field != "url" || !strings.Contains(e.Message, "443 or 8443") {
+		t.Fatalf("port 6379 refused with %+v, want the field url and the allowed ports", e)
+	}
+	if got := h.configure("acme", "", false); got.URL != "https://hooks.example.com/in" {
+		t.Fatalf("a refused URL changed the endpoint: %+v", got)
+	}
+	h.configure("acme", "https://hooks.example.com:8443/in", false)
 	off := false
 	var out ports.ConfigReply
 	if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", Enabled: &off}, &out); code != "" || out.Enabled {
@@ -536,5 +628,48 @@ func TestSlowEndpointDoesNotDelayOtherCompanies(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s", want)
 		}
+	}
+}
+
+// The dispatcher prunes delivered deliveries past WEBHOOK_DELIVERY_RETENTION by itself, every
+// WEBHOOK_PRUNE_INTERVAL, in batches (1,200 here, more than two), and only those: a fresh
+// delivery and old failed ones stay in the log.
+func TestDeliveredDeliveriesArePrunedAfterTheRetention(t *testing.T) {
+	h := startDispatcher(t, map[string]string{"WEBHOOK_DELIVERY_RETENTION": "720h", "WEBHOOK_PRUNE_INTERVAL": "50ms"})
+	rc := newReceiver(t)
+	h.configure("acme", rc.srv.URL, false)
+	h.publish(catalogueEvent(t, events.TypePaymentCreated, "acme"))
+	fresh := h.waitDeliveries("acme", 1, 1)[0]
+	if _, err := h.db.Exec(context.Background(), `INSERT INTO deliveries (id, endpoint_id, company_id, environment,
+		event_id, event_type, payload, status, attempts, last_attempt_at)
+		SELECT gen_random_uuid(), id, company_id, environment, gen_random_uuid(), 'payment.created', '{}',
+			CASE WHEN i <= 1200 THEN 'SUCCESS' ELSE 'FAILED' END, 6, now() - interval '31 days'
+		FROM endpoints, generate_series(1, 1202) AS i WHERE company_id = 'acme'`); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		var old int
+		if err := h.db.QueryRow(context.Background(), `SELECT count(*) FROM deliveries
+			WHERE status = 'SUCCESS' AND last_attempt_at < now() - interval '30 days'`).Scan(&old); err != nil {
+			return err
+		}
+		if old != 0 {
+			return fmt.Errorf("%d old delivered deliveries left", old)
+		}
+		return nil
+	})
+	rows := h.deliveries("acme")
+	if len(rows) != 3 || rows[0].ID != fresh.ID || rows[0].Status != "SUCCESS" ||
+		rows[1].Status != "FAILED" || rows[2].Status != "FAILED" {
+		t.Fatalf("left in the log: %+v, want the fresh delivery and the 2 failed ones", rows)
+	}
+	resp, err := http.Get("http://" + h.s.HealthAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "webhook_deliveries_pruned_total 1200") {
+		t.Fatal("metrics lack webhook_deliveries_pruned_total 1200")
 	}
 }
