@@ -154,6 +154,12 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 		}
 	}
 	c.res = devstack.Resolved{DatabaseURL: pg.URL(devstack.Database), NATSURL: c.NATSURL(), DataDir: c.dir, Secrets: secrets}
+	// Each service logs in as its own role, as in the dev stack and the manifests.
+	if c.cfg.DatabaseRoles {
+		if err := devstack.PrepareDatabase(ctx, c.res.DatabaseURL); err != nil {
+			return err
+		}
+	}
 	return devstack.WaitJetStream(ctx, c.NATSURL(), time.Minute)
 }
 

@@ -496,8 +496,27 @@ func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 		return err
 	}
 	sh := pgx.Identifier{shadow}.Sanitize()
+	// The new tables get the live ones' owner and grants (the service's role, the readers'
+	// SELECT) first: the rebuild may run as the operator, default privileges of the live schema
+	// do not apply to tables created in the shadow one, and a sequence can only be owned by a
+	// column of a table with its owner.
 	for _, t := range d.Tables {
-		// Sequences owned by a live column move to the shadow column before the drop.
+		stmts, err := accessOf(ctx, tx, pgx.Identifier{d.Schema, t}.Sanitize(), sh+`.`+pgx.Identifier{t}.Sanitize())
+		if err != nil {
+			return err
+		}
+		for _, stmt := range stmts {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("giving the rebuilt %s the live table's owner and grants: %w", t, err)
+			}
+		}
+	}
+	// Sequences owned by a live column are let go before the drop (or it would drop them) and
+	// owned by the same column of the new table once it is in the live schema (a sequence and
+	// its owning table share a schema).
+	type ownedSeq struct{ seq, table, col string }
+	var owned []ownedSeq
+	for _, t := range d.Tables {
 		rows, err := tx.Query(ctx, `SELECT s.oid::regclass::text, a.attname
             FROM pg_depend dep
             JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
@@ -517,9 +536,10 @@ func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 		}
 		rows.Close()
 		for _, s := range seqs {
-			if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+s[0]+` OWNED BY `+sh+`.`+pgx.Identifier{t, s[1]}.Sanitize()); err != nil {
+			if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+s[0]+` OWNED BY NONE`); err != nil {
 				return err
 			}
+			owned = append(owned, ownedSeq{seq: s[0], table: t, col: s[1]})
 		}
 	}
 	for _, t := range d.Tables {
@@ -530,6 +550,11 @@ func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 	for _, t := range d.Tables {
 		if _, err := tx.Exec(ctx, `ALTER TABLE `+sh+`.`+pgx.Identifier{t}.Sanitize()+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
 			return err
+		}
+	}
+	for _, o := range owned {
+		if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+o.seq+` OWNED BY `+pgx.Identifier{d.Schema, o.table, o.col}.Sanitize()); err != nil {
+			return fmt.Errorf("handing sequence %s to the rebuilt %s: %w", o.seq, o.table, err)
 		}
 	}
 	// The extended statistics of the shadow tables, created in the shadow schema under the live
@@ -555,6 +580,30 @@ func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
 		}
 	}
 	return nil
+}
+
+// accessOf returns the statements that give table target the grants and then the owner of
+// table live.
+func accessOf(ctx context.Context, tx pgx.Tx, live, target string) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT stmt FROM (
+            SELECT 0 AS ord, 'GRANT ' || a.privilege_type || ' ON TABLE ' || $2 || ' TO ' ||
+                CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END ||
+                CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END AS stmt
+            FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+            WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
+            UNION ALL
+            SELECT 1, 'ALTER TABLE ' || $2 || ' OWNER TO ' || quote_ident(pg_get_userbyid(c.relowner))
+            FROM pg_class c WHERE c.oid = $1::regclass) s
+        ORDER BY ord`, live, target)
+	if err != nil {
+		return nil, fmt.Errorf("reading the owner and grants of %s: %w", live, err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading the owner and grants of %s: %w", live, err)
+	}
+	// The owner comes last: once it changes, the operator may no longer be allowed to grant.
+	return stmts, nil
 }
 
 // diff returns the rows that are in the live tables but not in the scratch ones, and the

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/projection"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 )
@@ -211,5 +212,65 @@ func TestRebuildKeepsStatisticsAndGeneratedColumns(t *testing.T) {
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_statistic_ext s JOIN pg_statistic_ext_data d ON d.stxoid = s.oid
         WHERE s.stxrelid = $1::regclass`, schema+".test_constrained").Scan(&n); err != nil || n != 4 {
 		t.Fatalf("%d statistics objects analysed, want 4 (%v)", n, err)
+	}
+}
+
+// accessDefs lists the owner of test_constrained and of its sequence, and the table's grants.
+func accessDefs(t *testing.T, db *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `
+        SELECT 'owner ' || pg_get_userbyid(c.relowner) || ' of ' || c.relname FROM pg_class c
+        WHERE c.oid = $1::regclass OR c.oid = pg_get_serial_sequence($2, 'n')::regclass
+        UNION ALL
+        SELECT 'grant ' || a.privilege_type || ' to ' || pg_get_userbyid(a.grantee)
+        FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+        WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
+        ORDER BY 1`, schema+".test_constrained", schema+".test_constrained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return defs
+}
+
+// A rebuild run by the operator (here a superuser) gives the rebuilt table the live one's owner
+// (the service's role, which goes on writing it), its grants (the readers' SELECT), and its
+// serial sequence (issue 16 item 3: each service owns its tables, others only read them).
+func TestRebuildKeepsOwnerAndGrants(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ctx := context.Background()
+	conn, err := db.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pg.Bootstrap(ctx, conn.Conn()) // the service roles
+	conn.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `CREATE TABLE test_constrained (
+            payment_id text PRIMARY KEY, amount text NOT NULL, pos bigint NOT NULL, n bigserial);
+        ALTER TABLE test_constrained OWNER TO payplat_payments;
+        GRANT SELECT ON test_constrained TO payplat_gateway;
+        GRANT SELECT, INSERT ON test_constrained TO payplat_pool`); err != nil {
+		t.Fatal(err)
+	}
+	store := eventstore.New(db)
+	appendPayments(t, store, 0, 10)
+	before := accessDefs(t, db)
+	if len(before) != 5 {
+		t.Fatalf("before the rebuild: %v", before)
+	}
+	def := projection.Definition{Projector: constrainedProjector{}, Schema: schema, Tables: []string{"test_constrained"},
+		Source: projection.StoreSource{Store: store}}
+	if res, err := projection.Rebuild(ctx, db, def, projection.RebuildOptions{}); err != nil || res.Events != 10 {
+		t.Fatalf("rebuild: %+v %v", res, err)
+	}
+	if after := accessDefs(t, db); !slices.Equal(before, after) {
+		t.Errorf("after the rebuild:\n%v\nbefore:\n%v", after, before)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/payplat/platform/pkg/pg"
 )
 
 // Config is the dev stack's configuration, read once from the environment by LoadConfig.
@@ -23,6 +25,11 @@ type Config struct {
 	DataDir string `env:"DATA_DIR" envDefault:".data"`
 	// DatabaseURL, when set, is used instead of the local cluster (DATABASE_URL).
 	DatabaseURL string `env:"DATABASE_URL"`
+	// DatabaseRoles gives each service its own database role (DEV_DB_ROLES, default true): the
+	// stack lays out pg.Roles with the DATABASE_URL's (superuser) role and each service logs in
+	// as its own role without a password, which needs a server that trusts local connections
+	// (the stack's own cluster does). false: every service uses DATABASE_URL as it is.
+	DatabaseRoles bool `env:"DEV_DB_ROLES" envDefault:"true"`
 	// NATSURL, when set, is used instead of the embedded server (NATS_URL).
 	NATSURL string `env:"NATS_URL"`
 	// GatewayAddr is where the gateway listens (GATEWAY_ADDR, default 127.0.0.1:8080).
@@ -123,6 +130,11 @@ func (c Config) Validate() error {
 	}
 	if c.BinDir == "" || c.DataDir == "" || c.GatewayAddr == "" {
 		errs = append(errs, errors.New("BIN_DIR, DATA_DIR and GATEWAY_ADDR must not be empty"))
+	}
+	if c.DatabaseRoles && c.DatabaseURL != "" {
+		if _, err := pg.WithUser(c.DatabaseURL, "payplat_gateway"); err != nil {
+			errs = append(errs, fmt.Errorf("DATABASE_URL: %w (or set DEV_DB_ROLES=false)", err))
+		}
 	}
 	// The gateway refuses them too, but only once PostgreSQL and NATS are up: say it now.
 	for _, s := range []struct{ name, value string }{{"ADMIN_TOKEN", c.Secrets.AdminToken},

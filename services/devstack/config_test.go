@@ -117,7 +117,7 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	m := envOf("merchant")
 	if m["WALLET_XPUB_LIVE"] != "xl" || m["WALLET_XPUB_TEST"] != "xt" || m["ADMIN_TOKEN"] != "" || m["IDEMPOTENCY_SECRET"] != "" ||
 		m["HEALTH_ADDR"] != "127.0.0.1:8081" ||
-		m["DATABASE_URL"] != "postgres://db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
+		m["DATABASE_URL"] != "postgres://payplat_merchant@db" || m["NATS_URL"] != "nats://n" || m["LOG_FORMAT"] != "text" {
 		t.Errorf("merchant env: %v", m)
 	}
 	// No service gets a wallet seed, neither the legacy one the stack keeps nor one from the shell.
@@ -132,5 +132,31 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	if w["WEBHOOK_SECRET_KEY"] != "whk" || w["WEBHOOK_ALLOW_PRIVATE_NETWORKS"] != "true" ||
 		w["WEBHOOK_ALLOW_HTTP"] != "true" || w["WEBHOOK_ALLOW_ANY_PORT"] != "true" || w["HEALTH_ADDR"] != "127.0.0.1:8084" {
 		t.Errorf("webhook-dispatcher env: %v", w)
+	}
+}
+
+// Each service logs in as the role that owns its schema (issue 16 item 3); DEV_DB_ROLES=false
+// hands every one the stack's URL as it is.
+func TestChildEnvGivesEachServiceItsDatabaseRole(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Resolved{DatabaseURL: "postgres://postgres@127.0.0.1:5433/payplat?sslmode=disable"}
+	want := map[string]string{Gateway: "payplat_gateway", "merchant": "payplat_merchant", "pool": "payplat_pool",
+		"payment-projection": "payplat_payments", "webhook-dispatcher": "payplat_webhooks"}
+	for _, name := range Services {
+		got := cfg.DatabaseURLOf(name, r)
+		if got != "postgres://"+want[name]+"@127.0.0.1:5433/payplat?sslmode=disable" {
+			t.Errorf("%s: DATABASE_URL %s, want role %s", name, got, want[name])
+		}
+	}
+	off, err := LoadConfig(map[string]string{"DEV_DB_ROLES": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := off.DatabaseURLOf("pool", r); got != r.DatabaseURL {
+		t.Errorf("DEV_DB_ROLES=false: pool gets %s", got)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/payplat/platform/pkg/pg"
 )
 
 // Database is the name of the database the services share (one schema each).
@@ -337,4 +339,21 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// PrepareDatabase lays out the database of adminURL for the services' own roles (pg.Bootstrap):
+// a role per service owning its schema, read grants where the code reads across schemas. It
+// connects as adminURL's role, which must be a superuser (the stack's own cluster's postgres).
+func PrepareDatabase(ctx context.Context, adminURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("connecting to lay out the database roles: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := pg.Bootstrap(ctx, conn); err != nil {
+		return fmt.Errorf("laying out the database roles: %w", err)
+	}
+	return nil
 }

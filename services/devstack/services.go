@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/payplat/platform/pkg/pg"
 )
 
 // secretVars are kept from the children's environment: each service gets only its own, from
@@ -49,6 +51,25 @@ func (c Config) ChildEnv(base []string, name string, r Resolved) []string {
 	return c.ChildEnvOf(base, Instance{Service: name, Name: name}, r)
 }
 
+// SchemaOf is the schema each service owns, whose role (pg.Roles) it logs in as.
+var SchemaOf = map[string]string{Gateway: "gateway", "merchant": "merchant", "pool": "pool",
+	"payment-projection": "payments", "webhook-dispatcher": "webhooks"}
+
+// DatabaseURLOf returns the DATABASE_URL of service name: the stack's database as the role
+// that owns the service's schema (pg.Roles), or the stack's own URL with DatabaseRoles off.
+func (c Config) DatabaseURLOf(name string, r Resolved) string {
+	if !c.DatabaseRoles {
+		return r.DatabaseURL
+	}
+	u, err := pg.WithUser(r.DatabaseURL, pg.RoleOf(SchemaOf[name]))
+	if err != nil {
+		// Validate refused such a DATABASE_URL; the stack's own one is always valid. A service
+		// given this fails at once with the reason.
+		return "invalid://" + err.Error()
+	}
+	return u
+}
+
 // ChildEnvOf returns the environment of an instance: the dev stack's own environment without
 // the secrets, then what every service reads, then what this one reads (later entries win in
 // os/exec), then Config.ExtraEnv. Each secret goes only to the service that needs it.
@@ -62,7 +83,7 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 		}
 	}
 	env = append(env,
-		"DATABASE_URL="+r.DatabaseURL,
+		"DATABASE_URL="+c.DatabaseURLOf(name, r),
 		"NATS_URL="+r.NATSURL,
 		"DATA_DIR="+r.DataDir,
 		"LOG_FORMAT="+c.LogFormat,

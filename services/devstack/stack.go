@@ -79,6 +79,11 @@ func (s *stack) run(ctx context.Context) error {
 	if r.DatabaseURL, err = s.startPostgres(ctx, dataDir, &stops); err != nil {
 		return err
 	}
+	if s.cfg.DatabaseRoles {
+		if err := PrepareDatabase(ctx, r.DatabaseURL); err != nil {
+			return err
+		}
+	}
 	natsExits := make(<-chan Exit)
 	if r.NATSURL, natsExits, err = s.startNATS(ctx, dataDir, &stops); err != nil {
 		return err

@@ -39,6 +39,7 @@ func fakeStack(t *testing.T, extraEnv ...string) Config {
 	cfg.BinDir = bin
 	cfg.DataDir = t.TempDir()
 	cfg.DatabaseURL = "postgres://fake@127.0.0.1:1/payplat" // the fakes never connect
+	cfg.DatabaseRoles = false                               // nor is there a database to lay out
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg.HealthPortBase = testkit.FreePorts(t, len(Services))
 	cfg.NATSPort = freePort(t)
@@ -157,6 +158,7 @@ func TestRunReportsBusyPorts(t *testing.T) {
 func TestRunWithTheLocalPostgres(t *testing.T) {
 	cfg := fakeStack(t)
 	cfg.DatabaseURL = ""
+	cfg.DatabaseRoles = true
 	cfg.DataDir = pgTestDir(t)
 	cfg.PostgresPort = freePort(t)
 	out := &syncBuffer{}
@@ -175,6 +177,17 @@ func TestRunWithTheLocalPostgres(t *testing.T) {
 		t.Fatalf("database_url = %q, want %q", creds.DatabaseURL, want)
 	}
 	execSQL(t, ctx, creds.DatabaseURL, "SELECT 1") // the payplat database exists
+	// laid out for the services' own roles (pg.Roles)
+	conn, err := pgx.Connect(ctx, creds.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owner string
+	err = conn.QueryRow(ctx, `SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'webhooks'`).Scan(&owner)
+	conn.Close(ctx)
+	if err != nil || owner != "payplat_webhooks" {
+		t.Fatalf("schema webhooks is owned by %q (%v), want payplat_webhooks", owner, err)
+	}
 
 	cancel()
 	if err := <-done; err != nil {

@@ -163,8 +163,8 @@ func lockActiveMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merc
 	}
 	m := domain.PaymentMerchant{ID: id.String()}
 	var status string
-	err = tx.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.merchants
-        WHERE id = $1 AND company_id = $2 AND environment = $3 FOR SHARE`,
+	// The merchant service's function takes the share lock: the gateway may only read its tables.
+	err = tx.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.lock_merchant_for_payment($1, $2, $3)`,
 		pgtype.UUID{Bytes: id, Valid: true}, p.CompanyID.String(), string(p.Environment)).
 		Scan(&m.Name, &m.WalletAddress, &status)
 	switch {

@@ -41,7 +41,7 @@ func TestPaymentProcessIsAtomicWithAStatusChange(t *testing.T) {
 	for {
 		var waiting int
 		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR SHARE%'`).
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lock_merchant_for_payment%'`).
 			Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}

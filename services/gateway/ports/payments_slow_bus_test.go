@@ -78,7 +78,7 @@ func TestSlowBusDoesNotStallOtherPartners(t *testing.T) {
 	waiting := func() int {
 		var n int
 		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-            AND state = 'idle in transaction' AND query LIKE '%FOR SHARE%'`).Scan(&n); err != nil {
+            AND state = 'idle in transaction' AND query LIKE '%lock_merchant_for_payment%'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
