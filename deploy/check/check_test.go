@@ -74,6 +74,11 @@ func TestBrokenFilesFail(t *testing.T) {
 		{"metrics scraped on the API port", "deploy/app/gateway.yaml", `prometheus.io/port: "8081"`, `prometheus.io/port: "8080"`, "prometheus.io/port 8080 is not its health listener's port"},
 		{"short compose secret", "docker-compose.yml", "${IDEMPOTENCY_SECRET:-dev-idempotency-secret-CHANGE-ME-01234}", "${IDEMPOTENCY_SECRET:-short}", "IDEMPOTENCY_SECRET (5 bytes)"},
 		{"compose nats-server option", "docker-compose.yml", "      max_payload: 8388608", "      max_paylod: 8388608", "max_paylod"},
+		{"service connecting as another role", "deploy/app/pool.yaml", "postgresql://payplat_pool@", "postgresql://payplat_gateway@", "does not connect as payplat_pool"},
+		{"role the Cluster does not manage", "deploy/postgres/cluster.yaml", "      - name: payplat_webhooks\n", "      - name: payplat_webhook\n", "does not manage a login role payplat_webhooks"},
+		{"password from another role's Secret", "deploy/app/merchant.yaml", "name: payplat-pg-merchant", "name: payplat-pg-app", "must take PGPASSWORD from secret payplat-pg-merchant"},
+		{"role layout not as the superuser", "deploy/app/db-roles.yaml", "name: payplat-pg-superuser", "name: payplat-pg-app", "payplat-pg-superuser key uri"},
+		{"compose service as the owner", "docker-compose.yml", "postgres://payplat_payments:", "postgres://payplat:", "does not connect as its database role payplat_payments"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

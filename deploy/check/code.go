@@ -37,7 +37,9 @@ func EnvNames(service string) (map[string]bool, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown service %q", service)
 	}
-	names := map[string]bool{}
+	// The PostgreSQL driver (pgx) reads PGPASSWORD when DATABASE_URL carries none: the
+	// manifests pass each service's role password so, from the role's Secret.
+	names := map[string]bool{"PGPASSWORD": true}
 	for _, c := range cfgs {
 		params, err := env.GetFieldParams(c)
 		if err != nil {

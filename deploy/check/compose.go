@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/devstack"
 )
 
@@ -35,7 +37,7 @@ func Compose(ctx context.Context, path, deployDir string) error {
 		return fmt.Errorf("compose: %w", err)
 	}
 	var p problems
-	want := append([]string{"postgres", "nats", "cron"}, Services...)
+	want := append([]string{"postgres", "db-roles", "nats", "cron"}, Services...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			p.addf("compose: service %s is missing", name)
@@ -68,8 +70,13 @@ func Compose(ctx context.Context, path, deployDir string) error {
 			!strings.Contains(valueOf(s.Environment, "DATABASE_URL"), "@postgres:5432/") {
 			p.addf("compose: service %s is not wired to the postgres and nats services", name)
 		}
+		// Its own role, as in the manifests (there with the password as PGPASSWORD).
+		if u, err := neturl.Parse(valueOf(s.Environment, "DATABASE_URL")); err != nil || u.User == nil ||
+			u.User.Username() != pg.RoleOf(devstack.SchemaOf[name]) {
+			p.addf("compose: service %s does not connect as its database role %s", name, pg.RoleOf(devstack.SchemaOf[name]))
+		}
 		for _, secret := range SecretNames(app, name) {
-			if secret != "DATABASE_URL" && valueOf(s.Environment, secret) == "" {
+			if secret != "DATABASE_URL" && secret != "PGPASSWORD" && valueOf(s.Environment, secret) == "" {
 				p.addf("compose: service %s lacks %s, which its Deployment takes from a Secret", name, secret)
 			}
 		}

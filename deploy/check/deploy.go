@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/devstack"
 )
 
@@ -124,6 +126,7 @@ func checkApp(p *problems, objs, natsObjs, pgObjs []Object) {
 		}
 	}
 	checkCronJob(p, objs)
+	checkRolesJob(p, objs, pgObjs)
 	for k := range cm.Data {
 		if len(readers[k]) == 0 {
 			p.addf("app: ConfigMap/payplat-config sets %s, which no service reads", k)
@@ -156,10 +159,8 @@ func checkDeployment(p *problems, d *appsv1.Deployment, cm *corev1.ConfigMap, pg
 	for _, e := range c.Env {
 		names = append(names, e.Name)
 		env[e.Name] = e.Value
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.Name == "DATABASE_URL" {
-			checkDatabaseSecret(p, name, e.ValueFrom.SecretKeyRef, pgObjs)
-		}
 	}
+	checkDatabaseRole(p, name, c, pgObjs)
 	unknown, err := unknownNames(name, names)
 	p.add(err)
 	for _, n := range unknown {
@@ -263,15 +264,89 @@ func SecretNames(objs []Object, service string) []string {
 	return out
 }
 
-// checkDatabaseSecret: DATABASE_URL comes from the Secret CloudNativePG creates for the
-// cluster's application user (<cluster>-app, key uri).
-func checkDatabaseSecret(p *problems, service string, ref *corev1.SecretKeySelector, pgObjs []Object) {
-	for _, o := range pgObjs {
-		if c, ok := o.Value.(*CNPGCluster); ok && ref.Name == c.Name+"-app" && ref.Key == "uri" {
-			return
+// checkDatabaseRole: the service connects to the cluster's primary as its own role
+// (pg.Roles: the owner of its schema), a login role CloudNativePG manages, with that role's
+// password from the Secret the Cluster names for it, as PGPASSWORD.
+func checkDatabaseRole(p *problems, service string, c *corev1.Container, pgObjs []Object) {
+	cluster := cnpgCluster(pgObjs)
+	if cluster == nil {
+		p.addf("app: no CloudNativePG Cluster in deploy/postgres for Deployment/%s to connect to", service)
+		return
+	}
+	role := pg.RoleOf(devstack.SchemaOf[service])
+	var url, secret *corev1.EnvVar
+	for i, e := range c.Env {
+		switch e.Name {
+		case "DATABASE_URL":
+			url = &c.Env[i]
+		case "PGPASSWORD":
+			secret = &c.Env[i]
 		}
 	}
-	p.addf("app: Deployment/%s takes DATABASE_URL from secret %s key %s, which no CloudNativePG Cluster of deploy/postgres creates", service, ref.Name, ref.Key)
+	if url == nil || url.ValueFrom != nil {
+		p.addf("app: Deployment/%s must set DATABASE_URL to a postgresql:// URL of role %s (its password comes as PGPASSWORD)", service, role)
+		return
+	}
+	u, err := neturl.Parse(url.Value)
+	if err != nil || u.User == nil || u.User.Username() != role || u.Hostname() != cluster.Name+"-rw" {
+		p.addf("app: Deployment/%s DATABASE_URL %q does not connect as %s to %s-rw", service, url.Value, role, cluster.Name)
+	}
+	if _, has := u.User.Password(); err == nil && u.User != nil && has {
+		p.addf("app: Deployment/%s DATABASE_URL carries a password: take it from the role's Secret as PGPASSWORD", service)
+	}
+	var managed *CNPGRole
+	if cluster.Spec.Managed != nil {
+		for i, r := range cluster.Spec.Managed.Roles {
+			if r.Name == role {
+				managed = &cluster.Spec.Managed.Roles[i]
+			}
+		}
+	}
+	if managed == nil || !managed.Login || managed.PasswordSecret == nil || (managed.Ensure != "" && managed.Ensure != "present") {
+		p.addf("app: Cluster/%s does not manage a login role %s with a password Secret for Deployment/%s", cluster.Name, role, service)
+		return
+	}
+	if secret == nil || secret.ValueFrom == nil || secret.ValueFrom.SecretKeyRef == nil ||
+		secret.ValueFrom.SecretKeyRef.Name != managed.PasswordSecret.Name || secret.ValueFrom.SecretKeyRef.Key != "password" {
+		p.addf("app: Deployment/%s must take PGPASSWORD from secret %s key password (role %s's)", service, managed.PasswordSecret.Name, role)
+	}
+}
+
+// cnpgCluster returns the CloudNativePG Cluster of deploy/postgres.
+func cnpgCluster(pgObjs []Object) *CNPGCluster {
+	for _, o := range pgObjs {
+		if c, ok := o.Value.(*CNPGCluster); ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// checkRolesJob: the Job that lays out the roles runs `payplat-ctl db roles` as the cluster's
+// superuser, which the Cluster must then expose.
+func checkRolesJob(p *problems, objs, pgObjs []Object) {
+	job := Find[batchv1.Job](objs, "Job", "payplat-db-roles")
+	cluster := cnpgCluster(pgObjs)
+	if job == nil || cluster == nil {
+		p.addf("app: Job/payplat-db-roles (payplat-ctl db roles) is missing")
+		return
+	}
+	if cluster.Spec.EnableSuperuserAccess == nil || !*cluster.Spec.EnableSuperuserAccess {
+		p.addf("app: Job/payplat-db-roles needs the superuser Secret: Cluster/%s must set enableSuperuserAccess", cluster.Name)
+	}
+	for _, c := range job.Spec.Template.Spec.Containers {
+		cmd := strings.Join(append(c.Command, c.Args...), " ")
+		if !strings.Contains(cmd, "payplat-ctl db roles") {
+			p.addf("app: Job/payplat-db-roles container %s does not run payplat-ctl db roles (%q)", c.Name, cmd)
+		}
+		ok := slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+			return e.Name == "DATABASE_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+				e.ValueFrom.SecretKeyRef.Name == cluster.Name+"-superuser" && e.ValueFrom.SecretKeyRef.Key == "uri"
+		})
+		if !ok {
+			p.addf("app: Job/payplat-db-roles must take DATABASE_URL from secret %s-superuser key uri", cluster.Name)
+		}
+	}
 }
 
 // checkPDB: each service has a disruption budget that lets a node drain proceed.

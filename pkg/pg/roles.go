@@ -80,7 +80,7 @@ func WithUser(dsn, user string) (string, error) {
 // schemas for projection rebuilds), creates each schema owned by its role, hands every object
 // already in a schema to that role (a database laid out before roles existed), grants the
 // readers USAGE and SELECT on what is there and, by default privileges, on every table the
-// owner creates later, and makes the connected role (the operator's) a member of every
+// owner creates later, and makes the connected role and the database's owner members of every
 // service role, so operator tools (replay, verify, rebuild) act on any schema. It is
 // idempotent; the connected role must be a superuser or have CREATEROLE and own the database.
 func Bootstrap(ctx context.Context, db interface {
@@ -124,11 +124,18 @@ func bootstrapOnce(ctx context.Context, db interface {
 		schema := pgx.Identifier{o.Schema}.Sanitize()
 		stmts := []string{
 			`DO $$ BEGIN EXECUTE format('GRANT CONNECT, CREATE, TEMPORARY ON DATABASE %I TO ` + o.Owner + `', current_database()); END $$`,
-			// The operator's role acts as any service's (replays and rebuilds write their tables).
-			`DO $$ BEGIN
-				IF NOT pg_has_role(current_user, '` + o.Owner + `', 'MEMBER') THEN
-					EXECUTE format('GRANT ` + o.Owner + ` TO %I', current_user);
-				END IF;
+			// The operator's role and the database's owner act as any service's (replays and
+			// rebuilds write their tables).
+			`DO $$
+			DECLARE r name;
+			BEGIN
+				FOREACH r IN ARRAY ARRAY[current_user,
+					(SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database())]
+				LOOP
+					IF NOT pg_has_role(r, '` + o.Owner + `', 'MEMBER') THEN
+						EXECUTE format('GRANT ` + o.Owner + ` TO %I', r);
+					END IF;
+				END LOOP;
 			END $$`,
 			`CREATE SCHEMA IF NOT EXISTS ` + schema + ` AUTHORIZATION ` + owner,
 			`ALTER SCHEMA ` + schema + ` OWNER TO ` + owner,
