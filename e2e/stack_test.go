@@ -79,24 +79,6 @@ func startNATS(t testing.TB) string {
 	return url
 }
 
-// syncBuffer collects the stack's output for failure reports.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // stack is the whole platform running as separate processes.
 type stack struct {
 	t   testing.TB
@@ -106,7 +88,7 @@ type stack struct {
 	creds devstack.Credentials
 	// dataDir is the dev stack's DATA_DIR (its dev-secrets.json holds the wallet account keys).
 	dataDir string
-	out     *syncBuffer
+	out     *testkit.Buffer
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	// stop stops the platform before the test ends (it stops at the end anyway).
@@ -140,7 +122,7 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	cfg.CronInterval = 0
 	cfg.LogLevel = "warn"
 	cfg.ExtraEnv = extraEnv
-	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &syncBuffer{}, dataDir: cfg.DataDir}
+	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &testkit.Buffer{}, dataDir: cfg.DataDir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var runErr error
 	stopped := make(chan struct{})

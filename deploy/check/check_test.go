@@ -6,6 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/services/devstack"
+	gatewaymigrations "github.com/payplat/platform/services/gateway/migrations"
+	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
+	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
+	pooladapters "github.com/payplat/platform/services/pool/adapters"
+	webhookmigrations "github.com/payplat/platform/services/webhook-dispatcher/migrations"
 )
 
 // root is the repository (this package is deploy/check).
@@ -143,4 +151,22 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, raw, 0o644)
+}
+
+// The dev stack's and the manifests' service → schema → role table (devstack.SchemaOf,
+// pg.Roles) names the schemas the services' migrations really create: a renamed schema would
+// leave a service without the grants it needs.
+func TestSchemaOfIsTheServicesSchema(t *testing.T) {
+	for service, schema := range map[string]string{"gateway": gatewaymigrations.Schema, "merchant": merchantmigrations.Schema,
+		"pool": pooladapters.Schema, "payment-projection": paymentmigrations.Schema, "webhook-dispatcher": webhookmigrations.Schema} {
+		if got := devstack.SchemaOf[service]; got != schema {
+			t.Errorf("devstack.SchemaOf[%s] = %q, its migrations use %q", service, got, schema)
+		}
+		if pg.RoleOf(schema) == "" {
+			t.Errorf("pg.Roles has no owner of schema %s (%s)", schema, service)
+		}
+	}
+	if len(devstack.SchemaOf) != len(Services) || len(pg.Roles) != len(Services) {
+		t.Errorf("%d services, %d in devstack.SchemaOf, %d in pg.Roles", len(Services), len(devstack.SchemaOf), len(pg.Roles))
+	}
 }

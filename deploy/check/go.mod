@@ -58,7 +58,6 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/payplat/platform/api v0.0.0 // indirect
 	github.com/payplat/platform/proto-events v0.0.0 // indirect
-	github.com/payplat/platform/services/pool v0.0.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.0 // indirect
 	github.com/pressly/goose/v3 v3.29.0 // indirect
@@ -102,6 +101,7 @@ require (
 	github.com/payplat/platform/services/gateway v0.0.0
 	github.com/payplat/platform/services/merchant v0.0.0
 	github.com/payplat/platform/services/payment-projection v0.0.0
+	github.com/payplat/platform/services/pool v0.0.0
 	github.com/payplat/platform/services/webhook-dispatcher v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -1,33 +1,14 @@
 package chaos_test
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/payplat/platform/e2e/chaos"
 	"github.com/payplat/platform/pkg/testkit"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The short chaos run of `make test`: 75 seconds of faults with a fixed seed, at least one of
 // each kind (every service killed once), under 150 payment lifecycles a second (half of `make
@@ -51,7 +32,7 @@ func TestChaosShortRun(t *testing.T) {
 	cfg.Duration, cfg.Seed = 75*time.Second, 20261125
 	cfg.Load.Lifecycles = 150
 	cfg.Dir, cfg.BinDir = dir, bin
-	out := &lockedBuffer{}
+	out := &testkit.Buffer{}
 	cfg.Out = out
 	rep, err := chaos.Run(context.Background(), cfg)
 	if rep.Events != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/e2e/chaos"
+	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/devstack"
 )
 
@@ -36,7 +37,7 @@ func clusterRun(t *testing.T, cfg chaos.Config) chaos.Report {
 		_ = os.RemoveAll(dir)
 	})
 	cfg.Topology, cfg.Dir, cfg.BinDir = devstack.Cluster, dir, bin
-	out := &lockedBuffer{}
+	out := &testkit.Buffer{}
 	cfg.Out = out
 	rep, err := chaos.Run(context.Background(), cfg)
 	if rep.Events != nil {

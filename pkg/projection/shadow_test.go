@@ -49,14 +49,10 @@ func copyConstrained(ctx context.Context, tx pgx.Tx, evs []projection.Event) err
 	return err
 }
 
-// constraintDefs lists the indexes and constraints of test_constrained, by name.
-func constraintDefs(t *testing.T, db *pgxpool.Pool) []string {
+// queryStrings returns the one text column of every row of sql.
+func queryStrings(t *testing.T, db *pgxpool.Pool, sql string, args ...any) []string {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `
-        SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'test_constrained'
-        UNION ALL
-        SELECT conname || ': ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $2::regclass
-        ORDER BY 1`, schema, schema+".test_constrained")
+	rows, err := db.Query(context.Background(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +61,16 @@ func constraintDefs(t *testing.T, db *pgxpool.Pool) []string {
 		t.Fatal(err)
 	}
 	return defs
+}
+
+// constraintDefs lists the indexes and constraints of test_constrained, by name.
+func constraintDefs(t *testing.T, db *pgxpool.Pool) []string {
+	t.Helper()
+	return queryStrings(t, db, `
+        SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'test_constrained'
+        UNION ALL
+        SELECT conname || ': ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $2::regclass
+        ORDER BY 1`, schema, schema+".test_constrained")
 }
 
 // A rebuild builds a table's indexes side by side after the load and attaches those behind
@@ -133,7 +139,7 @@ func (a applyOnly) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) er
 // name, definition, statistics target) and its generated columns.
 func statisticsDefs(t *testing.T, db *pgxpool.Pool) []string {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `
+	return queryStrings(t, db, `
         SELECT s.stxnamespace::regnamespace::text || '.' || s.stxname || ': ' || pg_get_statisticsobjdef(s.oid) ||
             ' target ' || coalesce(s.stxstattarget::int, -1)
         FROM pg_statistic_ext s WHERE s.stxrelid = $1::regclass
@@ -142,14 +148,6 @@ func statisticsDefs(t *testing.T, db *pgxpool.Pool) []string {
         FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = $1::regclass AND a.attgenerated = 's'
         ORDER BY 1`, schema+".test_constrained")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return defs
 }
 
 // A rebuild keeps a table's extended statistics objects (multi-column with one or two chosen
@@ -218,7 +216,7 @@ func TestRebuildKeepsStatisticsAndGeneratedColumns(t *testing.T) {
 // accessDefs lists the owner of test_constrained and of its sequence, and the table's grants.
 func accessDefs(t *testing.T, db *pgxpool.Pool) []string {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `
+	return queryStrings(t, db, `
         SELECT 'owner ' || pg_get_userbyid(c.relowner) || ' of ' || c.relname FROM pg_class c
         WHERE c.oid = $1::regclass OR c.oid = pg_get_serial_sequence($2, 'n')::regclass
         UNION ALL
@@ -226,14 +224,6 @@ func accessDefs(t *testing.T, db *pgxpool.Pool) []string {
         FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
         WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
         ORDER BY 1`, schema+".test_constrained", schema+".test_constrained")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return defs
 }
 
 // A rebuild run by the operator (here a superuser) gives the rebuilt table the live one's owner

@@ -12,10 +12,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // startShell starts `sh -c script` as child name under a fresh supervisor writing to out.
-func startShell(t *testing.T, out *syncBuffer, name, script string) *Supervisor {
+func startShell(t *testing.T, out *testkit.Buffer, name, script string) *Supervisor {
 	t.Helper()
 	sup := NewSupervisor(NewOutput(out, nameWidth(Single)), testLogger(out))
 	if err := sup.Start(name, "/bin/sh", []string{"-c", script}, os.Environ()); err != nil {
@@ -27,7 +29,7 @@ func startShell(t *testing.T, out *syncBuffer, name, script string) *Supervisor 
 
 func TestSupervisorPrefixesEveryLine(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	sup := startShell(t, out, "pool", `printf 'one\ntwo\n'; printf 'oops\n' >&2; printf 'no newline'; exec sleep 30`)
 	waitFor(t, 10*time.Second, contains(out,
 		"pool               | one\n", "pool               | two\n", "pool               | oops\n"))
@@ -44,7 +46,7 @@ func TestSupervisorPrefixesEveryLine(t *testing.T) {
 
 func TestSupervisorStopSendsSIGTERM(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	sup := startShell(t, out, "merchant",
 		`trap 'echo "got TERM"; exit 0' TERM; echo started; while :; do sleep 0.05; done`)
 	waitFor(t, 10*time.Second, contains(out, "merchant           | started"))
@@ -63,7 +65,7 @@ func TestSupervisorStopSendsSIGTERM(t *testing.T) {
 
 func TestSupervisorKillsChildThatIgnoresSIGTERM(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	sup := startShell(t, out, "pool", `trap '' TERM; echo started; while :; do sleep 0.05; done`)
 	waitFor(t, 10*time.Second, contains(out, "pool               | started"))
 	begin := time.Now()
@@ -78,7 +80,7 @@ func TestSupervisorKillsChildThatIgnoresSIGTERM(t *testing.T) {
 
 func TestSupervisorSignalsTheWholeProcessGroup(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	sup := startShell(t, out, "gateway", fmt.Sprintf(`sleep 300 & echo $! > %s; echo started; wait`, pidFile))
 	waitFor(t, 10*time.Second, contains(out, "gateway            | started"))
@@ -114,7 +116,7 @@ func alive(pid int) bool {
 
 func TestSupervisorReportsUnexpectedExit(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	sup := startShell(t, out, "payment-projection", `echo bye; exit 3`)
 	select {
 	case e := <-sup.Exits():
@@ -148,7 +150,7 @@ func TestMissingBinaries(t *testing.T) {
 
 func TestLineWriterSplitsChunks(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	w := NewOutput(out, 4).Prefixed("ab")
 	for _, chunk := range []string{"he", "llo\nwor", "ld\n\nlast"} {
 		if _, err := w.Write([]byte(chunk)); err != nil {

@@ -132,7 +132,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("BIN_DIR, DATA_DIR and GATEWAY_ADDR must not be empty"))
 	}
 	if c.DatabaseRoles && c.DatabaseURL != "" {
-		if _, err := pg.WithUser(c.DatabaseURL, "payplat_gateway"); err != nil {
+		if _, err := pg.WithUser(c.DatabaseURL, pg.RoleOf(SchemaOf[Gateway])); err != nil {
 			errs = append(errs, fmt.Errorf("DATABASE_URL: %w (or set DEV_DB_ROLES=false)", err))
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -27,7 +29,7 @@ func TestRunCronCallsWithTheSecret(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { RunCron(ctx, srv.Client(), srv.URL+CronPath, "s3cret", 10*time.Millisecond, testLogger(out)) })
@@ -52,7 +54,7 @@ func TestRunCronLogs404AtDebug(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go RunCron(ctx, srv.Client(), srv.URL+CronPath, "s", 10*time.Millisecond, testLogger(out))

@@ -9,7 +9,6 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/services/merchant v0.0.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -1,35 +1,15 @@
 package devstack
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/payplat/platform/pkg/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writers of several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // waitFor polls check every 20ms until it returns nil, failing the test with its last error
 // after timeout. Tests poll instead of sleeping.

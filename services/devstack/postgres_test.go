@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // pgTestDir returns a directory for a local cluster that the postgres user can reach when
@@ -37,7 +39,7 @@ func TestLocalPostgresLifecycle(t *testing.T) {
 	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	log := testLogger(logs)
 
 	// First run: initdb, start, create the database.
@@ -107,7 +109,7 @@ func TestLocalPostgresReportsABusyPort(t *testing.T) {
 	dir := filepath.Join(pgTestDir(t), "pg")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	log := testLogger(&syncBuffer{})
+	log := testLogger(&testkit.Buffer{})
 	first, err := StartLocalPostgres(ctx, filepath.Join(pgTestDir(t), "pg"), freePort(t), log)
 	if err != nil {
 		t.Fatal(err)

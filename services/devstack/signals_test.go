@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // The first stop signal ends the context at once; copies of it within the duplicate window
@@ -20,7 +22,7 @@ import (
 func TestStopSignalsTellARepeatedStopFromAHurry(t *testing.T) {
 	t.Parallel()
 	sigs := make(chan os.Signal, 8)
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, hurry := StopSignals(context.Background(), sigs, out)
 	sigs <- syscall.SIGTERM
 	sigs <- syscall.SIGTERM
@@ -45,7 +47,7 @@ func TestStopSignalsTellARepeatedStopFromAHurry(t *testing.T) {
 // devstackProcess runs this test binary as the devstack command with fake services and the
 // local PostgreSQL, until it prints that the stack is ready; it returns the process, its output
 // and the database URL.
-func devstackProcess(t *testing.T) (*exec.Cmd, *syncBuffer, string) {
+func devstackProcess(t *testing.T) (*exec.Cmd, *testkit.Buffer, string) {
 	t.Helper()
 	cfg := fakeStack(t)
 	dataDir := pgTestDir(t)
@@ -59,7 +61,7 @@ func devstackProcess(t *testing.T) (*exec.Cmd, *syncBuffer, string) {
 		"GATEWAY_ADDR="+cfg.GatewayAddr, fmt.Sprintf("DEV_HEALTH_PORT_BASE=%d", cfg.HealthPortBase),
 		fmt.Sprintf("DEV_NATS_PORT=%d", cfg.NATSPort), fmt.Sprintf("DEV_PG_PORT=%d", freePort(t)),
 		"DEV_CRON_INTERVAL=0", "DEV_STOP_TIMEOUT=10s")
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func TestRunBringsTheStackUpAndDown(t *testing.T) {
 	credsPath := filepath.Join(cfg.DataDir, CredentialsFile)
 
 	for run := 1; run <= 2; run++ {
-		out := &syncBuffer{}
+		out := &testkit.Buffer{}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Run(ctx, cfg, out) }()
@@ -111,7 +111,7 @@ func TestRunBringsTheStackUpAndDown(t *testing.T) {
 
 func TestRunStopsEverythingWhenAServiceDies(t *testing.T) {
 	cfg := fakeStack(t, "FAKE_CRASH=pool")
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := Run(ctx, cfg, out)
@@ -135,7 +135,7 @@ func TestRunReportsMissingBinaries(t *testing.T) {
 	if err := os.Remove(filepath.Join(cfg.BinDir, "webhook-dispatcher")); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(context.Background(), cfg, &syncBuffer{})
+	err := Run(context.Background(), cfg, &testkit.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "missing") ||
 		!strings.Contains(err.Error(), "merchant, webhook-dispatcher") {
 		t.Fatalf("Run = %v", err)
@@ -149,7 +149,7 @@ func TestRunReportsBusyPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	err = Run(context.Background(), cfg, &syncBuffer{})
+	err = Run(context.Background(), cfg, &testkit.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), cfg.GatewayAddr) {
 		t.Fatalf("Run = %v", err)
 	}
@@ -161,7 +161,7 @@ func TestRunWithTheLocalPostgres(t *testing.T) {
 	cfg.DatabaseRoles = true
 	cfg.DataDir = pgTestDir(t)
 	cfg.PostgresPort = freePort(t)
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -218,7 +218,7 @@ func TestRunClusterMode(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building nats-server: %v\n%s", err, out)
 	}
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

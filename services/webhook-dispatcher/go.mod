@@ -9,7 +9,6 @@ require (
 	github.com/payplat/platform/pkg v0.0.0
 	github.com/payplat/platform/proto-events v0.0.0
 	github.com/prometheus/client_golang v1.25.0
-	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -48,6 +47,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 )
 
 replace github.com/payplat/platform/pkg => ../../pkg

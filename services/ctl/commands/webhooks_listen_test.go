@@ -1,7 +1,6 @@
 package commands_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,30 +15,13 @@ import (
 	"github.com/payplat/platform/services/ctl/commands"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // `webhooks listen` answers 200 to a delivery signed with the secret and 401 to one that is
 // not, and prints each with its verdict and body, until interrupted.
 func TestWebhooksListenVerifiesAndPrintsDeliveries(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_dGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQ="
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 1))
-	out := &lockedBuffer{}
+	out := &testkit.Buffer{}
 	root := commands.NewRoot(commands.Options{Getenv: func(string) string { return "" }, Stdout: out, Stderr: out})
 	root.SetArgs([]string{"webhooks", "listen", "--addr", addr, "--secret", secret})
 	ctx, cancel := context.WithCancel(context.Background())

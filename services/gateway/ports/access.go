@@ -83,7 +83,7 @@ func (s *Server) limitAnonymous(h http.Handler) http.Handler {
 		if !probeRoutes[r.URL.Path] {
 			if v, ok := s.limits.take(classAnonymous, s.limits.clientAddress(r)); ok {
 				v.setHeaders(w.Header())
-				if !v.allowed {
+				if !v.Allowed {
 					s.refuse(w, r, v)
 					return
 				}
@@ -109,7 +109,7 @@ func (s *Server) addressExhausted(w http.ResponseWriter, r *http.Request) bool {
 func (s *Server) unauthenticated(w http.ResponseWriter, r *http.Request, err error) {
 	if v, ok := s.limits.take(classAnonymous, s.limits.clientAddress(r)); ok {
 		v.setHeaders(w.Header())
-		if !v.allowed {
+		if !v.Allowed {
 			s.refuse(w, r, v)
 			return
 		}
@@ -160,7 +160,7 @@ func (s *Server) requireKey(kinds []domain.KeyKind, class routeClass, h http.Han
 		// The key's own budget: one partner over its limit draws from no one else's bucket.
 		if v, ok := s.limits.take(class, p.KeyID.String()); ok {
 			v.setHeaders(w.Header())
-			if !v.allowed {
+			if !v.Allowed {
 				s.refuse(w, r, v)
 				return
 			}

@@ -101,7 +101,7 @@ func TestPanicIsInternalErrorWithoutDetail(t *testing.T) {
 	}
 	id := r.header.Get("X-Request-Id")
 	var logged, requestLine bool
-	for _, rec := range g.logs.records(t) {
+	for _, rec := range g.logs.Records(t) {
 		if rec["request_id"] != id {
 			continue
 		}
@@ -162,7 +162,7 @@ func TestRequestsAreLogged(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatal(r.status)
 	}
-	for _, rec := range g.logs.records(t) {
+	for _, rec := range g.logs.Records(t) {
 		if rec["request_id"] == "trace-42" && rec["msg"] == "http request" {
 			if rec["method"] != "GET" || rec["route"] != "/api/v1/management/whoami" || rec["status"] != float64(200) ||
 				rec["company_id"] != c.ID || rec["duration_ms"] == nil {

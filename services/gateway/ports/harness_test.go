@@ -1,7 +1,6 @@
 package ports_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +38,7 @@ type gateway struct {
 	db         *pgxpool.Pool
 	adminToken string
 	cronSecret string
-	logs       *syncBuffer
+	logs       *testkit.Buffer
 	// registry holds the gateway's metrics (served by the health listener, not the API).
 	registry *prometheus.Registry
 }
@@ -59,7 +57,7 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 		o(&st)
 	}
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
-	g := &gateway{t: t, db: db, adminToken: randomToken(), cronSecret: randomToken(), logs: &syncBuffer{}}
+	g := &gateway{t: t, db: db, adminToken: randomToken(), cronSecret: randomToken(), logs: &testkit.Buffer{}}
 	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret,
 		"IDEMPOTENCY_SECRET": randomToken()})
 	if err != nil {
@@ -280,35 +278,4 @@ func randomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the JSON log records written so far.
-func (b *syncBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", line)
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -40,7 +40,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	// Not ready is an answer, not an error of the gateway: the transition is logged once at
 	// info, and no probe is logged as an error or a warning.
 	failing := 0
-	for _, rec := range g.logs.records(t) {
+	for _, rec := range g.logs.Records(t) {
 		if rec["msg"] == "readiness check failing" && rec["level"] == "INFO" {
 			failing++
 		}

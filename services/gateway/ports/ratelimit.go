@@ -7,18 +7,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/payplat/platform/pkg/ratelimit"
 )
 
 // RateLimit is one token bucket: Rate requests a second on average, up to Burst at once. A
 // Rate of 0 turns the limit off.
-type RateLimit struct {
-	Rate  float64
-	Burst int
-}
+type RateLimit = ratelimit.Limit
 
 // RateLimits are the budgets of the API (issue 17): one bucket per API key and route class
 // (reads, writes, the SDK payment call), and one per client address for calls that present no
@@ -60,96 +56,48 @@ func classOf(method, path string) routeClass {
 
 // limiter holds the buckets of every class.
 type limiter struct {
-	limits   map[routeClass]RateLimit
+	classes  map[routeClass]*ratelimit.Keyed[string]
 	ipHeader string
 	now      func() time.Time
-
-	mu        sync.Mutex
-	buckets   map[string]*rate.Limiter
-	lastSweep time.Time
 }
 
+// sweepEvery bounds how often a class's buckets are swept of full ones.
+const sweepEvery = 10 * time.Second
+
 func newLimiter(l RateLimits) *limiter {
-	return &limiter{
-		limits: map[routeClass]RateLimit{classReads: l.Reads, classWrites: l.Writes, classSDK: l.SDK,
-			classAnonymous: l.Anonymous},
-		ipHeader: l.ClientIPHeader,
-		now:      time.Now,
-		buckets:  map[string]*rate.Limiter{},
+	classes := map[routeClass]*ratelimit.Keyed[string]{}
+	for class, lim := range map[routeClass]RateLimit{classReads: l.Reads, classWrites: l.Writes, classSDK: l.SDK,
+		classAnonymous: l.Anonymous} {
+		classes[class] = ratelimit.NewKeyed[string](lim, sweepEvery)
 	}
+	return &limiter{classes: classes, ipHeader: l.ClientIPHeader, now: time.Now}
 }
 
 // verdict is a bucket's answer to one request.
 type verdict struct {
-	class     routeClass
-	limit     RateLimit
-	allowed   bool
-	tokens    float64 // left after this request
-	retryWait time.Duration
+	ratelimit.Verdict
+	class routeClass
+	limit RateLimit
 }
 
 // take draws a token for subject (an API key's id, or a client address) from its bucket of
 // class. ok is false when the class is not limited.
 func (l *limiter) take(class routeClass, subject string) (v verdict, ok bool) {
-	lim := l.limits[class]
-	if lim.Rate <= 0 {
+	k := l.classes[class]
+	if k.Limit().Off() {
 		return verdict{}, false
 	}
-	now := l.now()
-	b := l.bucket(class, subject, lim, now)
-	v = verdict{class: class, limit: lim, allowed: b.AllowN(now, 1)}
-	v.tokens = b.TokensAt(now)
-	if !v.allowed {
-		v.retryWait = time.Duration((1 - v.tokens) / lim.Rate * float64(time.Second))
-	}
-	return v, true
+	return verdict{Verdict: k.Take(subject, l.now()), class: class, limit: k.Limit()}, true
 }
 
 // exhausted reports whether subject's bucket of class is empty now, without drawing from it.
 func (l *limiter) exhausted(class routeClass, subject string) (v verdict, empty bool) {
-	lim := l.limits[class]
-	if lim.Rate <= 0 {
+	k := l.classes[class]
+	if k.Limit().Off() {
 		return verdict{}, false
 	}
-	l.mu.Lock()
-	b := l.buckets[string(class)+"\x00"+subject]
-	l.mu.Unlock()
-	if b == nil {
-		return verdict{}, false
-	}
-	now := l.now()
-	tokens := b.TokensAt(now)
-	if tokens >= 1 {
-		return verdict{}, false
-	}
-	return verdict{class: class, limit: lim, tokens: tokens,
-		retryWait: time.Duration((1 - tokens) / lim.Rate * float64(time.Second))}, true
-}
-
-// sweepEvery bounds how often the bucket map is swept of full buckets.
-const sweepEvery = 10 * time.Second
-
-// bucket returns subject's bucket of class, creating it full. Buckets that have filled up again
-// are dropped now and then: a full bucket is the same as a new one, so nothing is forgotten,
-// and the map holds only callers seen within about Burst/Rate seconds.
-func (l *limiter) bucket(class routeClass, subject string, lim RateLimit, now time.Time) *rate.Limiter {
-	key := string(class) + "\x00" + subject
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.lastSweep) >= sweepEvery {
-		l.lastSweep = now
-		for k, b := range l.buckets {
-			if b.TokensAt(now) >= float64(b.Burst()) {
-				delete(l.buckets, k)
-			}
-		}
-	}
-	b := l.buckets[key]
-	if b == nil {
-		b = rate.NewLimiter(rate.Limit(lim.Rate), max(lim.Burst, 1))
-		l.buckets[key] = b
-	}
-	return b
+	v = verdict{Verdict: k.Peek(subject, l.now()), class: class, limit: k.Limit()}
+	return v, !v.Allowed
 }
 
 // clientAddress is who an unauthenticated call is counted against.
@@ -172,11 +120,11 @@ func (l *limiter) clientAddress(r *http.Request) string {
 func (v verdict) setHeaders(h http.Header) {
 	window := int(math.Ceil(float64(max(v.limit.Burst, 1)) / v.limit.Rate))
 	h.Set("RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", v.class, max(v.limit.Burst, 1), max(window, 1)))
-	remaining := max(int(math.Floor(v.tokens)), 0)
-	refill := int(math.Ceil((float64(max(v.limit.Burst, 1)) - v.tokens) / v.limit.Rate))
+	remaining := max(int(math.Floor(v.Tokens)), 0)
+	refill := int(math.Ceil((float64(max(v.limit.Burst, 1)) - v.Tokens) / v.limit.Rate))
 	h.Set("RateLimit", fmt.Sprintf("%q;r=%d;t=%d", v.class, remaining, max(refill, 0)))
-	if !v.allowed {
-		h.Set("Retry-After", strconv.Itoa(max(int(math.Ceil(v.retryWait.Seconds())), 1)))
+	if !v.Allowed {
+		h.Set("Retry-After", strconv.Itoa(max(int(math.Ceil(v.Wait.Seconds())), 1)))
 	}
 }
 
@@ -189,7 +137,7 @@ func (e errRateLimited) Error() string {
 
 // refuse answers 429 RATE_LIMITED with the headers of v.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, v verdict) {
-	v.allowed = false
+	v.Allowed = false
 	v.setHeaders(w.Header())
 	s.writeError(w, r, errRateLimited{retryAfter: w.Header().Get("Retry-After")})
 }

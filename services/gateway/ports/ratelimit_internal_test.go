@@ -34,7 +34,7 @@ func TestRateLimitHeaders(t *testing.T) {
 		v, ok := l.take(classWrites, "key")
 		h := http.Header{}
 		v.setHeaders(h)
-		if !ok || !v.allowed || h.Get("RateLimit") != fmt.Sprintf(`"writes";r=%d;t=%d`, 3-i, (i+2)/2) ||
+		if !ok || !v.Allowed || h.Get("RateLimit") != fmt.Sprintf(`"writes";r=%d;t=%d`, 3-i, (i+2)/2) ||
 			h.Get("RateLimit-Policy") != `"writes";q=4;w=2` || h.Get("Retry-After") != "" {
 			t.Fatalf("request %d: %+v %v", i+1, h, ok)
 		}
@@ -42,11 +42,11 @@ func TestRateLimitHeaders(t *testing.T) {
 	v, _ := l.take(classWrites, "key")
 	h := http.Header{}
 	v.setHeaders(h)
-	if v.allowed || h.Get("Retry-After") != "1" || h.Get("RateLimit") != `"writes";r=0;t=2` {
+	if v.Allowed || h.Get("Retry-After") != "1" || h.Get("RateLimit") != `"writes";r=0;t=2` {
 		t.Fatalf("over the limit: %+v", h)
 	}
 	now = now.Add(500 * time.Millisecond) // one token back
-	if v, _ := l.take(classWrites, "key"); !v.allowed {
+	if v, _ := l.take(classWrites, "key"); !v.Allowed {
 		t.Fatal("a refilled token was refused")
 	}
 	if _, ok := l.take(classReads, "key"); ok {
@@ -64,8 +64,8 @@ func TestRateLimitSweepDropsFullBuckets(t *testing.T) {
 	l.take(classReads, "b")
 	now = now.Add(sweepEvery)
 	l.take(classReads, "c")
-	if len(l.buckets) != 1 {
-		t.Fatalf("%d buckets after the sweep, want 1 (c)", len(l.buckets))
+	if l.classes[classReads].Len() != 1 {
+		t.Fatalf("%d buckets after the sweep, want 1 (c)", l.classes[classReads].Len())
 	}
 }
 

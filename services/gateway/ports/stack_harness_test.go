@@ -59,7 +59,7 @@ func runGateway(t *testing.T, dsn, natsURL string, env ...string) (*gateway, jet
 		t.Fatal(err)
 	}
 	g := &gateway{t: t, url: gw.URL(), api: gw.API(), client: contractClient(t, gw.API()), adminToken: admin,
-		cronSecret: cron, logs: &syncBuffer{}}
+		cronSecret: cron, logs: &testkit.Buffer{}}
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		if r := g.do(request{method: http.MethodGet, path: "/readyz"}); r.status != http.StatusOK {
 			return errors.New(string(r.body))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/ratelimit"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
@@ -76,7 +77,7 @@ type Dispatcher struct {
 	lanes    *lanes
 	recorder *recorder
 	inflight *inflight
-	retries  *retryLimiter
+	retries  *ratelimit.Keyed[domain.Target]
 	now      func() time.Time
 	recordTO time.Duration
 }
@@ -252,9 +253,9 @@ func (d *Dispatcher) RunDue(ctx context.Context, limit int) (CronResult, error) 
 // (SPEC 4.8), and returns the updated entry. Over the company's rate of manual retries it
 // refuses with a *domain.RateLimitedError, before touching the store.
 func (d *Dispatcher) RetryNow(ctx context.Context, company, env string, id uuid.UUID) (domain.Delivery, error) {
-	if wait, ok := d.retries.take(domain.Target{CompanyID: company, Environment: env}); !ok {
+	if v := d.retries.Take(domain.Target{CompanyID: company, Environment: env}, d.now()); !v.Allowed {
 		d.metrics.retriesLimited.Inc()
-		return domain.Delivery{}, &domain.RateLimitedError{RetryAfter: wait}
+		return domain.Delivery{}, &domain.RateLimitedError{RetryAfter: v.Wait}
 	}
 	c, err := d.store.ClaimOne(ctx, id, company, env, d.lease)
 	if err != nil {

@@ -1,9 +1,7 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -11,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,41 +27,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
-// logBuffer collects the JSON records of a slog logger.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// records returns the records whose message is msg.
-func (l *logBuffer) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		if rec["msg"] == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
 // fixture is a Dispatcher on a fresh database with the real store and HTTP sender.
 type fixture struct {
 	d   *app.Dispatcher
 	db  *pgxpool.Pool
-	log *logBuffer
+	log *testkit.Buffer
 }
 
 func newFixture(t *testing.T, cfg app.Config) *fixture {
@@ -83,7 +50,7 @@ func newFixture(t *testing.T, cfg app.Config) *fixture {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	f := &fixture{db: db, log: &logBuffer{}}
+	f := &fixture{db: db, log: &testkit.Buffer{}}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: cfg.Policy})
 	f.d = app.NewDispatcher(adapters.NewStore(db), sender, box, cfg, metrics,
 		slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -144,7 +111,7 @@ func TestFailureDetailsGoToTheServiceLogOnly(t *testing.T) {
 		Scan(&stored); err != nil || stored != domain.FailConnect {
 		t.Fatalf("stored error %q (%v), want %q", stored, err, domain.FailConnect)
 	}
-	recs := f.log.records(t, "webhook attempt")
+	recs := f.log.Records(t, "webhook attempt")
 	if len(recs) != 1 {
 		t.Fatalf("%d attempt records in the service log, want 1", len(recs))
 	}
