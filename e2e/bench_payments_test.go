@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 )
 
@@ -92,11 +93,8 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 // benchJetStream is a JetStream context of its own connection whose asynchronous publish window
 // holds benchInflight lifecycles.
 func benchJetStream(b *testing.B, s *stack) jetstream.JetStream {
-	nc, err := nats.Connect(s.nc.ConnectedUrl(), nats.Name("payments-bench"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
+	// The load is what the internal payment services publish, with their user.
+	nc := s.connectAs(natsauth.PaymentsPublisher)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(3*benchInflight+3))
 	if err != nil {
 		b.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/payplat/platform/api/client"
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/natsauth"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
 	"github.com/payplat/platform/services/ctl/commands"
@@ -33,10 +34,11 @@ import (
 // The issue-7 proofs, against the real stack: the operator CLI (payplat-ctl) runs in process
 // with the stack's credentials, everything else is the five service binaries and nats-server.
 
-// ctl runs payplat-ctl with the stack's DATABASE_URL, NATS_URL, GATEWAY_URL and ADMIN_TOKEN.
+// ctl runs payplat-ctl with the stack's DATABASE_URL, NATS_URL, the operator's NATS_CREDS,
+// GATEWAY_URL and ADMIN_TOKEN.
 func (s *stack) ctl(args ...string) (stdout, stderr string, err error) {
 	env := map[string]string{"DATABASE_URL": s.creds.DatabaseURL, "NATS_URL": s.creds.NATSURL,
-		"GATEWAY_URL": s.url, "ADMIN_TOKEN": s.creds.AdminToken}
+		"NATS_CREDS": s.natsKeys.SeedFile(natsauth.Operator), "GATEWAY_URL": s.url, "ADMIN_TOKEN": s.creds.AdminToken}
 	var out, errOut bytes.Buffer
 	root := commands.NewRoot(commands.Options{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut})
 	root.SetArgs(args)

@@ -21,6 +21,8 @@ import (
 
 	"github.com/payplat/platform/api/client"
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/natsauth"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/devstack"
 )
@@ -72,11 +74,12 @@ func buildServices(dir string) error {
 }
 
 // startNATS runs a JetStream-enabled nats-server process (the one buildServices built) on a
-// free port until the test ends.
-func startNATS(t testing.TB) string {
+// free port until the test ends, with authorization on: only natsauth's users, whose keys it
+// returns, may connect, and each service runs with its own user's permissions only.
+func startNATS(t testing.TB) (string, natsauth.Keys) {
 	t.Helper()
-	url, _ := testkit.RunNATSServer(t, filepath.Join(binDir, "nats-server"))
-	return url
+	url, keys, _ := testkit.RunAuthNATSServer(t, filepath.Join(binDir, "nats-server"))
+	return url, keys
 }
 
 // stack is the whole platform running as separate processes.
@@ -88,7 +91,10 @@ type stack struct {
 	creds devstack.Credentials
 	// dataDir is the dev stack's DATA_DIR (its dev-secrets.json holds the wallet account keys).
 	dataDir string
-	out     *testkit.Buffer
+	// natsURL and natsKeys reach the stack's NATS as any of its users (natsauth).
+	natsURL  string
+	natsKeys natsauth.Keys
+	out      *testkit.Buffer
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	// stop stops the platform before the test ends (it stops at the end anyway).
@@ -106,7 +112,7 @@ func newStack(t testing.TB, extraEnv ...string) *stack {
 func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t)
-	natsURL := startNATS(t)
+	natsURL, natsKeys := startNATS(t)
 	cfg, err := devstack.LoadConfig(map[string]string{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,13 +122,14 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	// ports (devstack.Config.GatewayAddrOf, HealthAddrOf).
 	base := testkit.FreePorts(t, 10*(replicas-1)+6)
 	cfg.BinDir, cfg.DataDir = binDir, t.TempDir()
-	cfg.DatabaseURL, cfg.NATSURL = dsn, natsURL
+	cfg.DatabaseURL, cfg.NATSURL, cfg.NATSKeysDir = dsn, natsURL, natsKeys.Dir
 	cfg.GatewayAddr = fmt.Sprintf("127.0.0.1:%d", base)
 	cfg.HealthPortBase = base + 1
 	cfg.CronInterval = 0
 	cfg.LogLevel = "warn"
 	cfg.ExtraEnv = extraEnv
-	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &testkit.Buffer{}, dataDir: cfg.DataDir}
+	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &testkit.Buffer{}, dataDir: cfg.DataDir,
+		natsURL: natsURL, natsKeys: natsKeys}
 	ctx, cancel := context.WithCancel(context.Background())
 	var runErr error
 	stopped := make(chan struct{})
@@ -135,6 +142,11 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 			<-stopped
 			if started && runErr != nil {
 				t.Errorf("stack stopped with an error: %v", runErr)
+			}
+			// Each service runs with only its natsauth user's permissions; one it lacks shows
+			// up as a refused subject in its log (svc logs every NATS error).
+			if out := s.out.String(); strings.Contains(out, "Permissions Violation") {
+				t.Errorf("a service was refused a NATS subject: a permission missing from natsauth.Users")
 			}
 			if t.Failed() {
 				t.Logf("stack output:\n%s", s.out.String())
@@ -158,16 +170,30 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 			t.Fatalf("stack not ready after 3 minutes:\n%s", s.out.String())
 		}
 	}
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	s.nc = nc
-	if s.js, err = jetstream.New(nc); err != nil {
+	// The tests play the internal teams and the operators: the operator may publish every family.
+	s.nc = s.connectAs(natsauth.Operator)
+	if s.js, err = jetstream.New(s.nc); err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// connectAs connects to the stack's NATS as natsauth user name, with its inbox prefix (none
+// for the operator, who may read every subject), until the test ends.
+func (s *stack) connectAs(name string, opts ...nats.Option) *nats.Conn {
+	s.t.Helper()
+	c := natsx.Client{Name: "e2e-" + name, User: name, Creds: s.natsKeys.SeedFile(name)}
+	if name == natsauth.Operator {
+		c.User = ""
+	}
+	// Refusals are what some tests look for (nc.LastError); nats.go would print each one.
+	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
+	nc, err := c.Connect(s.natsURL, append([]nats.Option{quiet}, opts...)...)
+	if err != nil {
+		s.t.Fatalf("connecting to NATS as %s: %v", name, err)
+	}
+	s.t.Cleanup(nc.Close)
+	return nc
 }
 
 // response is an HTTP answer with its JSON body decoded.

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 )
 
@@ -20,15 +21,15 @@ type Publisher struct {
 	js jetstream.JetStream
 }
 
-// connect opens a NATS connection that reconnects forever.
-func connect(url, name string) (*nats.Conn, error) {
-	return nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
+// connect opens a NATS connection as client that reconnects forever.
+func connect(url string, client natsx.Client) (*nats.Conn, error) {
+	return client.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
 		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(32<<20))
 }
 
-// NewPublisher connects to url.
-func NewPublisher(url string) (*Publisher, error) {
-	nc, err := connect(url, "chaos-load")
+// NewPublisher connects to url as client.
+func NewPublisher(url string, client natsx.Client) (*Publisher, error) {
+	nc, err := connect(url, client)
 	if err != nil {
 		return nil, err
 	}

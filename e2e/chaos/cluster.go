@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payplat/platform/pkg/natsauth"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/devstack"
 )
@@ -140,10 +142,16 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 		return err
 	}
 	c.pg = pg
+	// NATS runs with authorization, as in the dev stack and the manifests: each service with
+	// its own user's permissions only.
+	keys, err := natsauth.EnsureKeys(filepath.Join(c.dir, "nats-keys"))
+	if err != nil {
+		return err
+	}
 	n := c.cfg.Topology().NATSNodes
 	for i := range n {
 		conf := filepath.Join(c.dir, devstack.NATSNodeName(i)+".conf")
-		if err := os.WriteFile(conf, []byte(c.cfg.NATSNodeConfig(i, n, filepath.Join(c.dir, "nats"))), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte(c.cfg.NATSNodeConfig(i, n, filepath.Join(c.dir, "nats"), &keys)), 0o644); err != nil {
 			return err
 		}
 		p := newProc(devstack.NATSNodeName(i), filepath.Join(c.binDir, "nats-server"), []string{"-c", conf}, os.Environ(),
@@ -153,14 +161,15 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 			return err
 		}
 	}
-	c.res = devstack.Resolved{DatabaseURL: pg.URL(devstack.Database), NATSURL: c.NATSURL(), DataDir: c.dir, Secrets: secrets}
+	c.res = devstack.Resolved{DatabaseURL: pg.URL(devstack.Database), NATSURL: c.NATSURL(), DataDir: c.dir, Secrets: secrets,
+		NATSKeys: &keys}
 	// Each service logs in as its own role, as in the dev stack and the manifests.
 	if c.cfg.DatabaseRoles {
 		if err := devstack.PrepareDatabase(ctx, c.res.DatabaseURL); err != nil {
 			return err
 		}
 	}
-	return devstack.WaitJetStream(ctx, c.NATSURL(), time.Minute)
+	return devstack.WaitJetStream(ctx, c.NATSURL(), &keys, time.Minute)
 }
 
 func (c *Cluster) logPath(name string) string { return filepath.Join(c.dir, "logs", name+".log") }
@@ -184,6 +193,13 @@ func (c *Cluster) DatabaseURL() string { return c.res.DatabaseURL }
 
 // NATSURL is the NATS client URL: every node.
 func (c *Cluster) NATSURL() string { return c.cfg.NATSURLs() }
+
+// NATSClient is how the check connects to NATS: as the operator, who plays the internal
+// publishers of every family and reads every stream.
+func (c *Cluster) NATSClient(name string) natsx.Client { return devstack.OperatorClient(name, c.res.NATSKeys) }
+
+// NATSCreds is the operator's NATS_CREDS (for payplat-ctl).
+func (c *Cluster) NATSCreds() string { return c.res.NATSKeys.SeedFile(natsauth.Operator) }
 
 // AdminToken is the gateway's admin token.
 func (c *Cluster) AdminToken() string { return c.res.Secrets.AdminToken }

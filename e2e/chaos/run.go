@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	defer db.Close()
-	pub, err := NewPublisher(cluster.NATSURL())
+	pub, err := NewPublisher(cluster.NATSURL(), cluster.NATSClient("chaos-load"))
 	if err != nil {
 		return rep, err
 	}
@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	go func() { load.Run(faultCtx, drainCtx); close(loaded) }()
 	in := &Injector{cluster: cluster, receiver: receiver, load: load, pub: pub, rnd: newRNG(cfg.Seed, 2), events: ev,
 		tenants: tenants, probe: prober{load: load, db: db}.probe}
-	nc, err := connect(cluster.NATSURL(), "chaos-check")
+	nc, err := connect(cluster.NATSURL(), cluster.NATSClient("chaos-check"))
 	if err != nil {
 		return rep, err
 	}
@@ -259,7 +259,7 @@ func clientErrors(faults []Fault, ops []HTTPOp) map[string]int {
 func ctlRunner(binDir string, c *Cluster) func(ctx context.Context, args ...string) ([]byte, error) {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, filepath.Join(binDir, "payplat-ctl"), args...)
-		cmd.Env = append(os.Environ(), "DATABASE_URL="+c.DatabaseURL(), "NATS_URL="+c.NATSURL())
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+c.DatabaseURL(), "NATS_URL="+c.NATSURL(), "NATS_CREDS="+c.NATSCreds())
 		return cmd.Output()
 	}
 }

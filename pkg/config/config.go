@@ -29,6 +29,13 @@ type Common struct {
 	// NATSURL is the NATS server URL (NATS_URL). Empty means the caller decides (the dev
 	// stack embeds a server).
 	NATSURL string `env:"NATS_URL"`
+	// NATSCreds is the file with the process's NATS credentials (NATS_CREDS): an NKey seed
+	// (natsauth) or a .creds file (a user JWT and its seed). Empty connects without
+	// credentials (a server without authorization).
+	NATSCreds string `env:"NATS_CREDS"`
+	// NATSCA is the PEM file of the certificate authority of the NATS servers' TLS
+	// certificates (NATS_CA); empty uses the system's roots when the server asks for TLS.
+	NATSCA string `env:"NATS_CA"`
 	// DataDir is where local state lives (DATA_DIR, default ".data").
 	DataDir string `env:"DATA_DIR" envDefault:".data"`
 	// LogFormat is "json" (the default) or "text" (LOG_FORMAT).

@@ -16,6 +16,9 @@ type EmbeddedOptions struct {
 	Port int
 	// StoreDir is where JetStream keeps its files.
 	StoreDir string
+	// Config, when set, is nats-server configuration read before the fields above apply, for
+	// example natsauth.ServerConfig's authorization block.
+	Config string
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream enabled and waits until it
@@ -24,16 +27,17 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	opts := &server.Options{
-		Host:      o.Host,
-		Port:      o.Port,
-		JetStream: true,
-		StoreDir:  o.StoreDir,
-		NoSigs:    true,
-		NoLog:     true,
-		// Large enough for batched relay publishing.
-		MaxPayload: 8 << 20,
+	opts := &server.Options{}
+	if o.Config != "" {
+		if err := opts.ProcessConfigString(o.Config); err != nil {
+			return nil, fmt.Errorf("nats server configuration: %w", err)
+		}
 	}
+	opts.Host, opts.Port = o.Host, o.Port
+	opts.JetStream, opts.StoreDir = true, o.StoreDir
+	opts.NoSigs, opts.NoLog = true, true
+	// Large enough for batched relay publishing.
+	opts.MaxPayload = 8 << 20
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating nats server: %w", err)

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/payplat/platform/pkg/natsauth"
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // NATSProcess runs a JetStream-enabled nats-server as its own process, built from the module the
@@ -40,8 +41,30 @@ func NATSProcess(tb testing.TB) (string, int) {
 // process die first), and returns its client URL and process id once it accepts connections.
 func RunNATSServer(tb testing.TB, bin string) (string, int) {
 	tb.Helper()
+	return runNATSServer(tb, bin, nil, natsx.Client{})
+}
+
+// RunAuthNATSServer is RunNATSServer with authorization: only natsauth's users may connect, each
+// with its permissions. It returns the users' keys (seeds in a temporary directory) too.
+func RunAuthNATSServer(tb testing.TB, bin string) (string, natsauth.Keys, int) {
+	tb.Helper()
+	keys, err := natsauth.EnsureKeys(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conf := filepath.Join(tb.TempDir(), "auth.conf")
+	if err := os.WriteFile(conf, []byte(natsauth.ServerConfig(natsauth.Literal(keys.Public))), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	url, pid := runNATSServer(tb, bin, []string{"-c", conf},
+		natsx.Client{Name: "testkit", Creds: keys.SeedFile(natsauth.Operator)})
+	return url, keys, pid
+}
+
+func runNATSServer(tb testing.TB, bin string, args []string, probe natsx.Client) (string, int) {
+	tb.Helper()
 	port := FreePorts(tb, 1)
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", tb.TempDir())
+	cmd := exec.Command(bin, append(args, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", tb.TempDir())...)
 	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting nats-server: %v", err)
@@ -59,7 +82,7 @@ func RunNATSServer(tb testing.TB, bin string) (string, int) {
 	})
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	WaitFor(tb, 30*time.Second, 20*time.Millisecond, func() error {
-		nc, err := nats.Connect(url)
+		nc, err := probe.Connect(url)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,11 @@ type Config struct {
 	DatabaseRoles bool `env:"DEV_DB_ROLES" envDefault:"true"`
 	// NATSURL, when set, is used instead of the embedded server (NATS_URL).
 	NATSURL string `env:"NATS_URL"`
+	// NATSKeysDir is the directory of the natsauth users' NKey seeds (DEV_NATS_KEYS): with
+	// NATS_URL, those the server at NATS_URL knows (empty: a server without authorization);
+	// without, where the stack keeps its own NATS's keys (default $DATA_DIR/nats-keys,
+	// generated on the first run).
+	NATSKeysDir string `env:"DEV_NATS_KEYS"`
 	// GatewayAddr is where the gateway listens (GATEWAY_ADDR, default 127.0.0.1:8080).
 	GatewayAddr string `env:"GATEWAY_ADDR" envDefault:"127.0.0.1:8080"`
 

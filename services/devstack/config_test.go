@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/payplat/platform/pkg/natsauth"
 )
 
 func TestLoadConfigDefaults(t *testing.T) {
@@ -158,5 +160,35 @@ func TestChildEnvGivesEachServiceItsDatabaseRole(t *testing.T) {
 	}
 	if got := off.DatabaseURLOf("pool", r); got != r.DatabaseURL {
 		t.Errorf("DEV_DB_ROLES=false: pool gets %s", got)
+	}
+}
+
+// Each service logs in to NATS as its own natsauth user (issue 16 item 1), never with the
+// shell's NATS_CREDS; a NATS without authorization gives none.
+func TestChildEnvGivesEachServiceItsNATSUser(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &natsauth.Keys{Dir: "/d/nats-keys"}
+	base := []string{"NATS_CREDS=/home/me/operator.nk"}
+	for _, name := range Services {
+		env := map[string]string{}
+		for _, kv := range cfg.ChildEnv(base, name, Resolved{NATSKeys: keys}) {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		if env["NATS_CREDS"] != "/d/nats-keys/"+name+".nk" {
+			t.Errorf("%s: NATS_CREDS=%s", name, env["NATS_CREDS"])
+		}
+		if _, ok := natsauth.Lookup(name); !ok {
+			t.Errorf("%s has no natsauth user", name)
+		}
+		for _, kv := range cfg.ChildEnv(base, name, Resolved{}) {
+			if strings.HasPrefix(kv, "NATS_CREDS=") {
+				t.Errorf("%s without authorization gets %s", name, kv)
+			}
+		}
 	}
 }

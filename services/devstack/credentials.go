@@ -19,8 +19,11 @@ type Credentials struct {
 	GatewayURLs []string `json:"gateway_urls"`
 	DatabaseURL string   `json:"database_url"`
 	NATSURL     string   `json:"nats_url"`
-	AdminToken  string   `json:"admin_token"`
-	CronSecret  string   `json:"cron_secret"`
+	// NATSKeys is the directory of the NATS users' seeds (natsauth): operator.nk for the nats
+	// CLI and payplat-ctl (NATS_CREDS), one per service and publisher family.
+	NATSKeys   string `json:"nats_keys,omitempty"`
+	AdminToken string `json:"admin_token"`
+	CronSecret string `json:"cron_secret"`
 	// Company is the demo company; nil until it has been created.
 	Company *Company `json:"company,omitempty"`
 	// Keys are the demo company's API keys, shown by the gateway only when it is created.

@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/pkg/pg"
 )
 
 // secretVars are kept from the children's environment: each service gets only its own, from
 // Resolved. WALLET_MASTER_SEED is no service's any more (the merchant service refuses it).
-var secretVars = []string{"ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_XPUB_LIVE",
+var secretVars = []string{"NATS_CREDS", "ADMIN_TOKEN", "CRON_SECRET", "IDEMPOTENCY_SECRET", "WEBHOOK_SECRET_KEY", "WALLET_XPUB_LIVE",
 	"WALLET_XPUB_TEST", "WALLET_MASTER_SEED"}
 
 // Gateway is the service that serves the HTTP API; its /readyz is on GATEWAY_ADDR.
@@ -35,6 +36,8 @@ type Resolved struct {
 	NATSURL     string
 	DataDir     string // absolute
 	Secrets     Secrets
+	// NATSKeys are the NATS users' seeds (natsauth); nil for a NATS without authorization.
+	NATSKeys *natsauth.Keys
 }
 
 // HealthAddr returns the HEALTH_ADDR of (the first replica of) service name.
@@ -92,6 +95,10 @@ func (c Config) ChildEnvOf(base []string, in Instance, r Resolved) []string {
 		// One replica per NATS node: 1 on the single server, 3 on the cluster.
 		"STREAM_REPLICAS="+strconv.Itoa(c.Topology().StreamReplicas()),
 	)
+	if r.NATSKeys != nil {
+		// Each service logs in as its own natsauth user (the user of its name).
+		env = append(env, "NATS_CREDS="+r.NATSKeys.SeedFile(name))
+	}
 	switch name {
 	case Gateway:
 		env = append(env,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/logx"
+	"github.com/payplat/platform/pkg/natsauth"
 )
 
 // errInterrupted ends a start that a signal cut short: not a failure.
@@ -84,8 +85,11 @@ func (s *stack) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.NATSKeys, err = s.natsKeys(dataDir); err != nil {
+		return err
+	}
 	natsExits := make(<-chan Exit)
-	if r.NATSURL, natsExits, err = s.startNATS(ctx, dataDir, &stops); err != nil {
+	if r.NATSURL, natsExits, err = s.startNATS(ctx, dataDir, r.NATSKeys, &stops); err != nil {
 		return err
 	}
 
@@ -188,9 +192,29 @@ func (s *stack) startPostgres(ctx context.Context, dataDir string, stops *[]func
 	return pg.URL(Database), nil
 }
 
+// natsKeys are the seeds of the NATS users: the stack's own (kept in DEV_NATS_KEYS, default
+// $DATA_DIR/nats-keys, made on the first run) when it runs its NATS, those DEV_NATS_KEYS
+// holds for the server of NATS_URL, or none for a NATS_URL without authorization.
+func (s *stack) natsKeys(dataDir string) (*natsauth.Keys, error) {
+	dir := s.cfg.NATSKeysDir
+	if s.cfg.NATSURL != "" {
+		if dir == "" {
+			return nil, nil
+		}
+		k, err := natsauth.LoadKeys(dir)
+		return &k, err
+	}
+	if dir == "" {
+		dir = filepath.Join(dataDir, "nats-keys")
+	}
+	k, err := natsauth.EnsureKeys(dir)
+	return &k, err
+}
+
 // startNATS starts the stack's own NATS unless NATS_URL names one: an embedded server, or in
 // cluster mode three nats-server processes (their exits are reported on the returned channel).
-func (s *stack) startNATS(ctx context.Context, dataDir string, stops *[]func()) (string, <-chan Exit, error) {
+// Its users are natsauth's, with keys.
+func (s *stack) startNATS(ctx context.Context, dataDir string, keys *natsauth.Keys, stops *[]func()) (string, <-chan Exit, error) {
 	if s.cfg.NATSURL != "" {
 		s.log.Info("using the NATS server of NATS_URL", "url", s.cfg.NATSURL)
 		return s.cfg.NATSURL, nil, nil
@@ -201,12 +225,12 @@ func (s *stack) startNATS(ctx context.Context, dataDir string, stops *[]func()) 
 			s.log.Info("stopping NATS")
 			sup.Stop(s.cfg.StopTimeout, s.cfg.Hurry)
 		})
-		if err := StartNATSCluster(ctx, s.cfg, sup, filepath.Join(dataDir, "nats-cluster"), s.log); err != nil {
+		if err := StartNATSCluster(ctx, s.cfg, sup, filepath.Join(dataDir, "nats-cluster"), keys, s.log); err != nil {
 			return "", nil, err
 		}
 		return s.cfg.NATSURLs(), sup.Exits(), nil
 	}
-	n, err := StartEmbeddedNATS(filepath.Join(dataDir, "nats"), s.cfg.NATSPort, s.log)
+	n, err := StartEmbeddedNATS(filepath.Join(dataDir, "nats"), s.cfg.NATSPort, keys, s.log)
 	if err != nil {
 		return "", nil, err
 	}
@@ -254,6 +278,10 @@ func (s *stack) writeCredentials(ctx context.Context, dataDir string, r Resolved
 	}
 	creds.GatewayURL, creds.GatewayURLs = s.cfg.GatewayURL(), s.cfg.GatewayURLs()
 	creds.DatabaseURL, creds.NATSURL = r.DatabaseURL, r.NATSURL
+	creds.NATSKeys = ""
+	if r.NATSKeys != nil {
+		creds.NATSKeys = r.NATSKeys.Dir
+	}
 	creds.AdminToken, creds.CronSecret = r.Secrets.AdminToken, r.Secrets.CronSecret
 	creds.Health = map[string]string{}
 	for _, in := range s.cfg.Topology().Instances() {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/pkg/testkit"
 )
 
@@ -237,8 +238,14 @@ func TestRunClusterMode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Its NATS has authorization on: no anonymous client, the operator's key from the
+	// credentials file's directory.
+	if anon, err := nats.Connect(creds.NATSURL, nats.MaxReconnects(0)); err == nil {
+		anon.Close()
+		t.Fatal("the cluster's NATS took a client without credentials")
+	}
 	// The cluster takes a stream with three replicas.
-	nc, err := nats.Connect(creds.NATSURL)
+	nc, err := OperatorClient("test", &natsauth.Keys{Dir: creds.NATSKeys}).Connect(creds.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}

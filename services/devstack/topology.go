@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/payplat/platform/pkg/natsauth"
 )
 
 // Topology is how many processes of each kind a stack runs.
@@ -141,9 +143,9 @@ func (c Config) NATSURLs() string {
 func NATSNodeName(i int) string { return fmt.Sprintf("nats-%d", i+1) }
 
 // NATSNodeConfig is the nats-server configuration of node i of n under storeDir: the settings
-// of the production cluster (deploy/nats/config.yaml: 8 MiB payloads, JetStream on files), and
-// for n > 1 the cluster routes to every node.
-func (c Config) NATSNodeConfig(i, n int, storeDir string) string {
+// of the production cluster (deploy/nats/config.yaml: 8 MiB payloads, JetStream on files), for
+// n > 1 the cluster routes to every node, and natsauth's users with keys (none when nil).
+func (c Config) NATSNodeConfig(i, n int, storeDir string, keys *natsauth.Keys) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "server_name: %s\nlisten: 127.0.0.1:%d\nmax_payload: 8388608\n", NATSNodeName(i), c.NATSClientPort(i))
 	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n}\n", filepath.Join(storeDir, NATSNodeName(i)))
@@ -155,6 +157,7 @@ func (c Config) NATSNodeConfig(i, n int, storeDir string) string {
 		fmt.Fprintf(&b, "cluster {\n  name: payplat\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n",
 			c.NATSClientPort(i)+natsRoutePortOffset, strings.Join(routes, ", "))
 	}
+	b.WriteString(authorization(keys))
 	return b.String()
 }
 

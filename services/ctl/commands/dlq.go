@@ -48,15 +48,15 @@ type DeadLetterReport struct {
 const previewLength = 80
 
 func newDLQCommand(g *globals) *cobra.Command {
-	var natsURL string
+	var flags natsFlags
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "Inspect, re-drive and purge the dead-letter stream (" + bus.DeadLetterStream + ")",
 	}
-	cmd.PersistentFlags().StringVar(&natsURL, "nats-url", "", "NATS server URL (default $NATS_URL, else "+DefaultNATSURL+")")
+	flags.register(cmd.PersistentFlags())
 	connect := func(cmd *cobra.Command) (*dlqClient, context.Context, func(), error) {
 		ctx, cancel := g.context(cmd)
-		c, err := dialDLQ(ctx, firstSet(natsURL, g.getenv("NATS_URL"), DefaultNATSURL))
+		c, err := dialDLQ(ctx, &flags, g)
 		if err != nil {
 			cancel()
 			return nil, nil, nil, err
@@ -236,10 +236,10 @@ type dlqClient struct {
 	stream jetstream.Stream
 }
 
-func dialDLQ(ctx context.Context, url string) (*dlqClient, error) {
-	nc, err := nats.Connect(url, nats.Name("payplat-ctl"))
+func dialDLQ(ctx context.Context, flags *natsFlags, g *globals) (*dlqClient, error) {
+	nc, err := flags.connect(g)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
+		return nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -88,14 +88,17 @@ func projectionNames() []string {
 }
 
 func newProjectionsCommand(g *globals) *cobra.Command {
-	var dbURL, natsURL string
+	var (
+		dbURL string
+		flags natsFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "projections",
 		Short: "List, rebuild and verify the read models (projections of the event stores and streams)",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&dbURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
-	pf.StringVar(&natsURL, "nats-url", "", "NATS server URL (default $NATS_URL, else "+DefaultNATSURL+")")
+	flags.register(pf)
 
 	open := func(ctx context.Context, name string) (projection.Definition, *pgxpool.Pool, func(), error) {
 		spec, ok := projections()[name]
@@ -108,10 +111,9 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 		}
 		var nc *nats.Conn
 		env := projectionEnv{dsn: dsn, js: func() (jetstream.JetStream, error) {
-			url := firstSet(natsURL, g.getenv("NATS_URL"), DefaultNATSURL)
 			var err error
-			if nc, err = nats.Connect(url, nats.Name("payplat-ctl")); err != nil {
-				return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
+			if nc, err = flags.connect(g); err != nil {
+				return nil, err
 			}
 			return jetstream.New(nc)
 		}}

@@ -38,7 +38,7 @@ type ConsumerReport struct {
 }
 
 func newStreamsCommand(g *globals) *cobra.Command {
-	var natsURL string
+	var flags natsFlags
 	cmd := &cobra.Command{
 		Use:   "streams",
 		Short: "List the JetStream streams with their sizes and each durable consumer's lag",
@@ -46,8 +46,12 @@ func newStreamsCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := g.context(cmd)
 			defer cancel()
-			url := firstSet(natsURL, g.getenv("NATS_URL"), DefaultNATSURL)
-			reports, err := collectStreams(ctx, url)
+			nc, err := flags.connect(g)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			reports, err := collectStreams(ctx, nc)
 			if err != nil {
 				return err
 			}
@@ -57,16 +61,11 @@ func newStreamsCommand(g *globals) *cobra.Command {
 			return printStreams(cmd, reports)
 		},
 	}
-	cmd.Flags().StringVar(&natsURL, "nats-url", "", "NATS server URL (default $NATS_URL, else "+DefaultNATSURL+")")
+	flags.register(cmd.Flags())
 	return cmd
 }
 
-func collectStreams(ctx context.Context, url string) ([]StreamReport, error) {
-	nc, err := nats.Connect(url, nats.Name("payplat-ctl"))
-	if err != nil {
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
-	}
-	defer nc.Close()
+func collectStreams(ctx context.Context, nc *nats.Conn) ([]StreamReport, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err

@@ -19,8 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/gateway/adapters"
@@ -98,7 +100,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *Service, err error
 	}
 	s.keys = adapters.NewCachedKeys(adapters.NewCompanyRepository(s.db), cfg.KeyCacheTTL, s.log)
 	// Revocations announced while the connection was down are lost: forget every key.
-	if s.nc, err = connectNATS(cfg.NATSURL, s.log, s.keys.Forget); err != nil {
+	if s.nc, err = connectNATS(cfg.Common, s.log, s.keys.Forget); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if err := s.keys.Connect(s.nc); err != nil {
@@ -224,9 +226,13 @@ func newApplication(db *pgxpool.Pool, keys *adapters.CachedKeys) app.Application
 
 // connectNATS connects with reconnection forever, also when the server is not up yet: the
 // gateway then starts, and /readyz says it is not ready until NATS answers.
-func connectNATS(url string, log *slog.Logger, onReconnect func()) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
-		nats.Name("payplat-gateway"),
+func connectNATS(cfg config.Common, log *slog.Logger, onReconnect func()) (*nats.Conn, error) {
+	client := natsx.Client{Name: "payplat-gateway", User: natsauth.Gateway, Creds: cfg.NATSCreds, CA: cfg.NATSCA}
+	nc, err := client.Connect(cfg.NATSURL,
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			// A refused subject (a permission missing from natsauth.Users) arrives here.
+			log.Error("nats error", "error", err)
+		}),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(time.Second),

@@ -44,9 +44,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/natsauth"
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 )
 
@@ -56,6 +57,10 @@ type config struct {
 	AdminToken  string `json:"admin_token"`
 	NATSURL     string `json:"nats_url"`
 	DatabaseURL string `json:"database_url"`
+	// NATSKeys is the dev stack's directory of NATS users' seeds; the load is published as the
+	// payments publisher (natsauth.PaymentsPublisher) unless -nats-creds names other credentials.
+	NATSKeys  string `json:"nats_keys"`
+	NATSCreds string `json:"-"`
 
 	companies, merchants, payments, inflight, workers, lagSample int
 	rate                                                         float64
@@ -68,6 +73,7 @@ func main() {
 	gateway := flag.String("gateway", "", "gateway base URL")
 	admin := flag.String("admin-token", os.Getenv("ADMIN_TOKEN"), "the gateway's admin token")
 	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URL")
+	natsCreds := flag.String("nats-creds", os.Getenv("NATS_CREDS"), "NATS credentials of the payments publisher (default: its seed in the credentials file's nats_keys)")
 	dbURL := flag.String("database", os.Getenv("DATABASE_URL"), "PostgreSQL URL; when set, wait until the read tables show every lifecycle")
 	flag.IntVar(&cfg.companies, "companies", 50, "companies to create (test environment)")
 	flag.IntVar(&cfg.merchants, "merchants", 20, "merchants per company")
@@ -87,6 +93,10 @@ func main() {
 		if v != "" {
 			*dst = v
 		}
+	}
+	cfg.NATSCreds = *natsCreds
+	if cfg.NATSCreds == "" && cfg.NATSKeys != "" {
+		cfg.NATSCreds = natsauth.Keys{Dir: cfg.NATSKeys}.SeedFile(natsauth.PaymentsPublisher)
 	}
 	if cfg.GatewayURL == "" || cfg.AdminToken == "" || cfg.NATSURL == "" {
 		fail(errors.New("need the gateway URL, the admin token and the NATS URL (flags or a credentials file)"))
@@ -115,7 +125,8 @@ func readCredentials(path string, cfg *config) error {
 }
 
 func run(ctx context.Context, cfg config) error {
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name("payplat-loadgen"))
+	// The load is what the internal payment services publish: it logs in as their user.
+	nc, err := natsx.Client{Name: "payplat-loadgen", User: natsauth.PaymentsPublisher, Creds: cfg.NATSCreds}.Connect(cfg.NATSURL)
 	if err != nil {
 		return err
 	}
