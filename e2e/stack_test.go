@@ -95,8 +95,8 @@ type stack struct {
 	natsURL  string
 	natsKeys natsauth.Keys
 	out      *testkit.Buffer
-	nc      *nats.Conn
-	js      jetstream.JetStream
+	nc       *nats.Conn
+	js       jetstream.JetStream
 	// stop stops the platform before the test ends (it stops at the end anyway).
 	stop func()
 }

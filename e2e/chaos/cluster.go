@@ -196,7 +196,9 @@ func (c *Cluster) NATSURL() string { return c.cfg.NATSURLs() }
 
 // NATSClient is how the check connects to NATS: as the operator, who plays the internal
 // publishers of every family and reads every stream.
-func (c *Cluster) NATSClient(name string) natsx.Client { return devstack.OperatorClient(name, c.res.NATSKeys) }
+func (c *Cluster) NATSClient(name string) natsx.Client {
+	return devstack.OperatorClient(name, c.res.NATSKeys)
+}
 
 // NATSCreds is the operator's NATS_CREDS (for payplat-ctl).
 func (c *Cluster) NATSCreds() string { return c.res.NATSKeys.SeedFile(natsauth.Operator) }
