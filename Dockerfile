@@ -28,6 +28,8 @@ ARG SERVICE=gateway
 RUN addgroup -S -g 10001 payplat && adduser -S -D -H -u 10001 -G payplat payplat
 COPY --from=build /out/ /usr/local/bin/
 RUN test -x "/usr/local/bin/${SERVICE}" && ln -s "/usr/local/bin/${SERVICE}" /usr/local/bin/service
+# Where compose keeps the NATS users' seeds (a volume takes this directory's owner).
+RUN mkdir -p /var/lib/payplat/nats-keys && chown 10001:10001 /var/lib/payplat/nats-keys
 USER 10001:10001
 # The services read everything from the environment; listening defaults are loopback, so
 # containers set GATEWAY_ADDR=:8080 and HEALTH_ADDR=:8081.

@@ -86,6 +86,14 @@ func TestBrokenFilesFail(t *testing.T) {
 		{"role the Cluster does not manage", "deploy/postgres/cluster.yaml", "      - name: payplat_webhooks\n", "      - name: payplat_webhook\n", "does not manage a login role payplat_webhooks"},
 		{"password from another role's Secret", "deploy/app/merchant.yaml", "name: payplat-pg-merchant", "name: payplat-pg-app", "must take PGPASSWORD from secret payplat-pg-merchant"},
 		{"role layout not as the superuser", "deploy/app/db-roles.yaml", "name: payplat-pg-superuser", "name: payplat-pg-app", "payplat-pg-superuser key uri"},
+		{"NATS users edited by hand", "deploy/nats/config.yaml", `"svc.merchant.>", "svc.pool.>"`, `"svc.>", "svc.pool.>"`, "auth.conf differs from pkg/natsauth"},
+		{"NATS without its users", "deploy/nats/config.yaml", "    include auth.conf\n", "", `does not "include auth.conf"`},
+		{"NATS without the users' keys", "deploy/nats/statefulset.yaml", "name: payplat-nats-nkeys", "name: payplat-nats-keys", "envFrom secretRef payplat-nats-nkeys"},
+		{"NATS without NetworkPolicy", "deploy/nats/kustomization.yaml", "  - networkpolicy.yaml\n", "", "NetworkPolicy/nats"},
+		{"service with another's NATS seed", "deploy/app/merchant.yaml", "secretName: payplat-nats-merchant", "secretName: payplat-nats-gateway", "NATS_CREDS"},
+		{"services to NATS without TLS", "deploy/app/config.yaml", "NATS_URL: tls://nats:4222", "NATS_URL: nats://nats:4222", "is not tls://"},
+		{"compose NATS without its users", "docker-compose.yml", "      include keys/auth.conf\n", "", `does not "include keys/auth.conf"`},
+		{"compose service with another's NATS seed", "docker-compose.yml", "NATS_CREDS: /var/lib/payplat/nats-keys/pool.nk", "NATS_CREDS: /var/lib/payplat/nats-keys/operator.nk", "want its own seed"},
 		{"compose service as the owner", "docker-compose.yml", "postgres://payplat_payments:", "postgres://payplat:", "does not connect as its database role payplat_payments"},
 	}
 	for _, c := range cases {

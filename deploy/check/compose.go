@@ -13,6 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/devstack"
 )
@@ -37,7 +38,7 @@ func Compose(ctx context.Context, path, deployDir string) error {
 		return fmt.Errorf("compose: %w", err)
 	}
 	var p problems
-	want := append([]string{"postgres", "db-roles", "nats", "cron"}, Services...)
+	want := append([]string{"postgres", "db-roles", "nats-keys", "nats", "cron"}, Services...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			p.addf("compose: service %s is missing", name)
@@ -80,6 +81,7 @@ func Compose(ctx context.Context, path, deployDir string) error {
 				p.addf("compose: service %s lacks %s, which its Deployment takes from a Secret", name, secret)
 			}
 		}
+		checkComposeNATSClient(&p, name, s)
 		n := checkComposeService(&p, name, s)
 		if name == "gateway" {
 			gatewayPort = n
@@ -104,6 +106,24 @@ func Compose(ctx context.Context, path, deployDir string) error {
 	}
 	checkComposeNATS(&p, project)
 	return p.err()
+}
+
+// Where compose keeps the NATS users' seeds (the nats-keys volume) and how its server takes them.
+const (
+	composeKeysDir     = "/var/lib/payplat/nats-keys"
+	composeAuthInclude = "include keys/auth.conf"
+)
+
+// checkComposeNATSClient: the service logs in with its own seed from the nats-keys volume.
+func checkComposeNATSClient(p *problems, name string, s types.ServiceConfig) {
+	if got, want := valueOf(s.Environment, "NATS_CREDS"), composeKeysDir+"/"+name+".nk"; got != want {
+		p.addf("compose: service %s has NATS_CREDS %q, want its own seed %s", name, got, want)
+	}
+	if !slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+		return v.Source == "nats-keys" && v.Target == composeKeysDir
+	}) {
+		p.addf("compose: service %s does not mount the nats-keys volume at %s", name, composeKeysDir)
+	}
 }
 
 func valueOf(env types.MappingWithEquals, name string) string {
@@ -178,13 +198,27 @@ func checkComposeNATS(p *problems, project *types.Project) {
 			p.addf("compose: nats uses config %s, which is not defined", ref.Source)
 			continue
 		}
-		opts, err := ParseNATSConfig(cfg.Content, nil)
+		if !strings.Contains(cfg.Content, composeAuthInclude) {
+			p.addf("compose: config %s does not %q: the server would take clients without credentials", ref.Source, composeAuthInclude)
+		}
+		keys, err := natsUserVars()
+		p.add(err)
+		public := map[string]string{}
+		for _, name := range natsauth.Names() {
+			public[name] = keys[natsauth.EnvVar(name)]
+		}
+		// What nats-keys writes there, inlined: the check has no volume.
+		content := strings.Replace(cfg.Content, composeAuthInclude, natsauth.ServerConfig(natsauth.Literal(public)), 1)
+		opts, err := ParseNATSConfig(content, nil)
 		if err != nil {
 			p.addf("compose: config %s: %v", ref.Source, err)
 			continue
 		}
 		if !opts.JetStream {
 			p.addf("compose: config %s does not enable JetStream", ref.Source)
+		}
+		if len(opts.Nkeys) != len(natsauth.Users()) {
+			p.addf("compose: config %s: the server knows %d NKey users, pkg/natsauth %d", ref.Source, len(opts.Nkeys), len(natsauth.Users()))
 		}
 	}
 }

@@ -69,11 +69,14 @@ func checkNATS(p *problems, objs []Object) {
 	if ok, err := imageVersionAtLeast(c.Image, MinNATSVersion); err != nil || !ok {
 		p.addf("nats: image %s: the services need nats-server %s or later (%v)", c.Image, MinNATSVersion, err)
 	}
-	opts, err := ParseNATSConfig(cm.Data["nats.conf"], map[string]string{"POD_NAME": sts.Name + "-0"})
+	conf, vars := checkNATSAuth(p, objs, sts, cm, c)
+	vars["POD_NAME"] = sts.Name + "-0"
+	opts, err := ParseNATSConfig(conf, vars)
 	if err != nil {
 		p.addf("nats: ConfigMap/nats-config nats.conf: %v", err)
 		return
 	}
+	checkNATSOptions(p, "nats: nats.conf", len(opts.Nkeys), opts.TLSConfig != nil, opts.Cluster.TLSConfig != nil)
 	if !opts.JetStream {
 		p.addf("nats: nats.conf does not enable JetStream")
 	}
@@ -161,6 +164,7 @@ func checkDeployment(p *problems, d *appsv1.Deployment, cm *corev1.ConfigMap, pg
 		env[e.Name] = e.Value
 	}
 	checkDatabaseRole(p, name, c, pgObjs)
+	checkNATSClient(p, d, c, env)
 	unknown, err := unknownNames(name, names)
 	p.add(err)
 	for _, n := range unknown {
@@ -363,7 +367,8 @@ func checkPDB(p *problems, d *appsv1.Deployment, objs []Object) {
 
 // checkNATSURL: the services' NATS_URL names the NATS client Service and its port.
 func checkNATSURL(p *problems, url string, natsObjs []Object) {
-	host, portStr, ok := strings.Cut(strings.TrimPrefix(url, "nats://"), ":")
+	_, hostPort, _ := strings.Cut(url, "://")
+	host, portStr, ok := strings.Cut(hostPort, ":")
 	svc := Find[corev1.Service](natsObjs, "Service", host)
 	if !ok || svc == nil {
 		p.addf("app: NATS_URL %q does not name a Service of deploy/nats", url)

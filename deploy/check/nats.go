@@ -17,7 +17,8 @@ const MinNATSVersion = "2.10.0"
 // ParseNATSConfig parses a nats-server configuration file's text with nats-server's own
 // parser and option processing (what `nats-server -c` does before it starts: unknown fields,
 // bad values and bad blocks fail). vars are variables the file takes from its environment
-// ($POD_NAME in the cluster's), given values here.
+// ($POD_NAME in the cluster's), given values here. Certificates under /etc/nats-tls/ (the
+// Secret the pods mount) are replaced by a self-signed one made for the check.
 func ParseNATSConfig(text string, vars map[string]string) (*server.Options, error) {
 	var head strings.Builder
 	for k, v := range vars {
@@ -29,6 +30,9 @@ func ParseNATSConfig(text string, vars map[string]string) (*server.Options, erro
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if text, err = withTestCertificate(text, dir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(head.String()+text), 0o600); err != nil {
 		return nil, err

@@ -174,6 +174,15 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 
 func (c *Cluster) logPath(name string) string { return filepath.Join(c.dir, "logs", name+".log") }
 
+// ServiceLogs are the log files of the service instances.
+func (c *Cluster) ServiceLogs() []string {
+	var out []string
+	for _, in := range c.instances {
+		out = append(out, c.logPath(in.Name))
+	}
+	return out
+}
+
 // WaitReady waits until every service instance answers /readyz with 200.
 func (c *Cluster) WaitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

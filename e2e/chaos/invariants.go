@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -36,6 +38,8 @@ type Checker struct {
 	faults   []Fault
 	poison   []Poison
 	ctl      func(ctx context.Context, args ...string) ([]byte, error)
+	// logs are the services' log files.
+	logs []string
 }
 
 // Check runs every invariant.
@@ -55,7 +59,33 @@ func (c *Checker) Check(ctx context.Context) []Result {
 		c.checkHTTP(st, ops),
 		c.checkProjections(ctx),
 		c.checkDeadLetters(ctx),
+		c.checkPermissions(),
 	}
+}
+
+// checkPermissions: no service was refused a NATS subject through the faults. Each runs with
+// only its natsauth user's permissions; one it lacks (for example on a path only recovery
+// takes) shows up in its log.
+func (c *Checker) checkPermissions() Result {
+	r := Result{Name: "no service refused a NATS subject"}
+	refused := 0
+	for _, path := range c.logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			r.violate("reading %s: %v", path, err)
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "Permissions Violation") {
+				refused++
+				if refused <= 5 {
+					r.violate("%s: %s", filepath.Base(path), line)
+				}
+			}
+		}
+	}
+	r.Counts = fmt.Sprintf("%d service logs, %d refusals", len(c.logs), refused)
+	return r
 }
 
 // state is what the read tables of the run's companies hold.

@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	stopCron()
 	ev.Logf("phase", "check", "quiet; checking the invariants")
 	checker := &Checker{db: db, js: js, tenants: tenants, book: book, receiver: receiver, faults: rep.Faults,
-		poison: in.Poison(), ctl: ctlRunner(cfg.BinDir, cluster)}
+		poison: in.Poison(), ctl: ctlRunner(cfg.BinDir, cluster), logs: cluster.ServiceLogs()}
 	rep.Results = checker.Check(ctx)
 	if cfg.Checks != nil {
 		rep.Results = append(rep.Results, cfg.Checks(ctx, sc)...)

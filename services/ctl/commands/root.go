@@ -56,7 +56,7 @@ func NewRoot(o Options) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print JSON, for scripts")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Second, "give up after this long")
 	root.AddCommand(newCompaniesCommand(g), newKeysCommand(g), newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g),
-		newWebhooksCommand(g), newWalletCommand(g), newDBCommand(g))
+		newWebhooksCommand(g), newWalletCommand(g), newDBCommand(g), newNATSCommand(g))
 	return root
 }
 
