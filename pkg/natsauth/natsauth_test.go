@@ -198,9 +198,13 @@ func TestAResponderAnswersTheRequestsItReceivesOnly(t *testing.T) {
 	if string(reply.Data) != "ok" {
 		t.Fatalf("reply %q", reply.Data)
 	}
-	// Answering is not a licence to write into inboxes at large.
-	if !refused(t, url, keys, natsauth.Merchant, publish(natsauth.InboxPrefix(natsauth.Gateway)+".forged")) {
-		t.Fatal("the merchant service published into the gateway's inbox unasked")
+	// Answering is not a licence to write into inboxes at large: a responder may reach the
+	// gateway's inbox (its caller, also after a reconnection), no other.
+	if !refused(t, url, keys, natsauth.Merchant, publish(natsauth.InboxPrefix(natsauth.PaymentsPublisher)+".forged")) {
+		t.Fatal("the merchant service published into a publisher's inbox unasked")
+	}
+	if !refused(t, url, keys, natsauth.PaymentProjection, publish(natsauth.InboxPrefix(natsauth.Gateway)+".forged")) {
+		t.Fatal("the payment projection, which answers nothing, published into the gateway's inbox")
 	}
 }
 

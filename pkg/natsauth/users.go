@@ -91,6 +91,12 @@ const (
 	deadLetters      = "deadletter."
 )
 
+// gatewayReplies lets a responder answer the gateway's requests also after a reconnection:
+// allow_responses is granted per server connection, so a reply sent after the responder
+// reconnected to another node (a NATS node lost mid-request) would be refused otherwise. The
+// gateway's inbox subjects are random; the responder still cannot subscribe to them.
+var gatewayReplies = InboxPrefix(Gateway) + ".>"
+
 // Users returns every user of the platform, services first.
 func Users() []User {
 	liveStreams := []string{"PAYMENTS", "POOL", "DEVICES", "SESSION_KEYS"}
@@ -103,13 +109,13 @@ func Users() []User {
 			}),
 		service(Merchant, "merchant aggregate: relays MERCHANTS, answers svc.merchant, projects the ledger",
 			Permissions{
-				PublishAllow:   concat([]string{family("merchant")}, relay("MERCHANTS")),
+				PublishAllow:   concat([]string{family("merchant"), gatewayReplies}, relay("MERCHANTS")),
 				SubscribeAllow: []string{merchantCommands, serviceDiscovery},
 				AllowResponses: true,
 			}),
 		service(Pool, "pool aggregate: relays POOL, answers svc.pool, applies payment and treasury events",
 			Permissions{
-				PublishAllow:   concat([]string{family("pool")}, relay("POOL")),
+				PublishAllow:   concat([]string{family("pool"), gatewayReplies}, relay("POOL")),
 				SubscribeAllow: []string{poolCommands, serviceDiscovery},
 				AllowResponses: true,
 			}),
@@ -120,7 +126,7 @@ func Users() []User {
 			}),
 		service(WebhookDispatcher, "webhooks: owns WEBHOOK_EVENTS (sourced from the live streams), answers webhooks.*, announces outcomes",
 			Permissions{
-				PublishAllow: concat([]string{webhookOutcome, deadLetters + "*"}, ownStream(streamWebhookEvents),
+				PublishAllow: concat([]string{webhookOutcome, deadLetters + "*", gatewayReplies}, ownStream(streamWebhookEvents),
 					legacyConsumers()),
 				SubscribeAllow: []string{webhooksConfig, webhooksRetry, webhooksCron, serviceDiscovery},
 				AllowResponses: true,
