@@ -1,19 +1,10 @@
 package check
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nkeys"
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/payplat/platform/pkg/natsauth"
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // The NATS authorization of the manifests (issue 16 item 1).
@@ -130,30 +122,8 @@ func withTestCertificate(text, dir string) (string, error) {
 	if !strings.Contains(text, tlsDir) {
 		return text, nil
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
+	if _, _, _, err := testkit.WriteSelfSignedCert(dir, "nats"); err != nil {
 		return "", err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nats"},
-		DNSNames: []string{"nats"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return "", err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return "", err
-	}
-	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	files := map[string][]byte{"tls.crt": cert, "ca.crt": cert,
-		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return "", err
-		}
 	}
 	return strings.ReplaceAll(text, tlsDir, dir+string(filepath.Separator)), nil
 }
