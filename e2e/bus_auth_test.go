@@ -131,18 +131,10 @@ func publishAs(nc *nats.Conn, subject string, data []byte) error {
 
 // publishEvent publishes an event as an internal team does, on nc.
 func publishEvent(nc *nats.Conn, msg proto.Message) error {
-	subject, err := events.SubjectFor(msg)
+	m, err := eventMsg(msg, events.Meta(msg).GetEventId())
 	if err != nil {
 		return err
 	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	m := nats.NewMsg(subject)
-	m.Data = data
-	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err

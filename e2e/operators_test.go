@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -136,18 +135,10 @@ func (s *stack) drained(db *pgxpool.Pool) error {
 
 // tryPublish is publish for goroutines other than the test's: it returns the error.
 func (s *stack) tryPublish(msg proto.Message) error {
-	subject, err := events.SubjectFor(msg)
+	m, err := eventMsg(msg, events.Meta(msg).GetEventId())
 	if err != nil {
 		return err
 	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	m := nats.NewMsg(subject)
-	m.Data = data
-	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
 	_, err = s.js.PublishMsg(context.Background(), m)
 	return err
 }

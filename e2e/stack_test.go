@@ -290,21 +290,31 @@ func (s *stack) publish(msg proto.Message) {
 // duplicate window (or with a fresh message id) looks like this.
 func (s *stack) publishAs(msg proto.Message, msgID string) {
 	s.t.Helper()
-	subject, err := events.SubjectFor(msg)
+	m, err := eventMsg(msg, msgID)
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// eventMsg is an event as an internal team publishes it: protobuf on its subject, with the
+// Nats-Msg-Id msgID.
+func eventMsg(msg proto.Message, msgID string) (*nats.Msg, error) {
+	subject, err := events.SubjectFor(msg)
+	if err != nil {
+		return nil, err
+	}
 	data, err := events.Marshal(msg)
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	m := nats.NewMsg(subject)
 	m.Data = data
 	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
 	m.Header.Set(nats.MsgIdHdr, msgID)
-	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
-		s.t.Fatal(err)
-	}
+	return m, nil
 }
 
 // eventually retries check until it passes or a minute has gone.
