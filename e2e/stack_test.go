@@ -178,14 +178,11 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	return s
 }
 
-// connectAs connects to the stack's NATS as natsauth user name, with its inbox prefix (none
-// for the operator, who may read every subject), until the test ends.
+// connectAs connects to the stack's NATS as natsauth user name, with its inbox prefix, until the
+// test ends.
 func (s *stack) connectAs(name string, opts ...nats.Option) *nats.Conn {
 	s.t.Helper()
 	c := natsx.Client{Name: "e2e-" + name, User: name, Creds: s.natsKeys.SeedFile(name)}
-	if name == natsauth.Operator {
-		c.User = ""
-	}
 	// Refusals are what some tests look for (nc.LastError); nats.go would print each one.
 	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
 	nc, err := c.Connect(s.natsURL, append([]nats.Option{quiet}, opts...)...)

@@ -36,11 +36,7 @@ func authServer(t *testing.T) (string, natsauth.Keys) {
 
 func connectAs(t *testing.T, url string, keys natsauth.Keys, user string) *nats.Conn {
 	t.Helper()
-	inboxUser := user
-	if user == natsauth.Operator {
-		inboxUser = ""
-	}
-	nc, err := natsx.Client{Name: "test-" + user, User: inboxUser, Creds: keys.SeedFile(user)}.Connect(url)
+	nc, err := natsx.Client{Name: "test-" + user, User: user, Creds: keys.SeedFile(user)}.Connect(url)
 	if err != nil {
 		t.Fatalf("connecting as %s: %v", user, err)
 	}

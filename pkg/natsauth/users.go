@@ -12,6 +12,7 @@ package natsauth
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/payplat/platform/pkg/events"
 )
@@ -186,19 +187,8 @@ func publisher(name, who string, families ...string) User {
 	for _, f := range families {
 		pub = append(pub, family(f))
 	}
-	return User{Name: name, Description: "publishes " + joinFamilies(families) + " events (" + who + ")",
+	return User{Name: name, Description: "publishes " + strings.Join(families, " and ") + " events (" + who + ")",
 		Permissions: Permissions{PublishAllow: pub, SubscribeAllow: []string{InboxPrefix(name) + ".>"}}}
-}
-
-func joinFamilies(fs []string) string {
-	out := ""
-	for i, f := range fs {
-		if i > 0 {
-			out += " and "
-		}
-		out += f
-	}
-	return out
 }
 
 // family is the subject filter of an event family's stream.

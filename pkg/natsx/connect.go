@@ -3,6 +3,7 @@ package natsx
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/nats-io/nats.go"
@@ -16,7 +17,7 @@ type Client struct {
 	Name string
 	// User is the natsauth user the process logs in as; it fixes the reply inbox prefix
 	// (natsauth.InboxPrefix), the only inbox the user may subscribe to. Empty keeps the
-	// default _INBOX prefix (a server without authorization, or the operator).
+	// default _INBOX prefix (a server without authorization).
 	User string
 	// Creds is NATS_CREDS: an NKey seed file or a .creds file (a user JWT and its seed).
 	Creds string
@@ -76,4 +77,16 @@ func credentials(path string) (nats.Option, error) {
 		return nil, fmt.Errorf("NATS_CREDS %s: %w", path, err)
 	}
 	return o, nil
+}
+
+// LogErrors logs the errors the server reports asynchronously, chiefly its refusals of a subject
+// (a permission missing from natsauth.Users), which otherwise look like a timeout to a request.
+func LogErrors(log *slog.Logger) nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		if sub != nil {
+			log.Error("NATS subscription error", "subject", sub.Subject, "err", err)
+			return
+		}
+		log.Error("NATS error", "err", err)
+	})
 }

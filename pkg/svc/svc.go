@@ -166,7 +166,7 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 	// Each service logs in as the natsauth user of its name (NATS_CREDS), with its permissions.
 	client := natsx.Client{Name: o.Name, User: o.Name, Creds: cfg.NATSCreds, CA: cfg.NATSCA}
 	nc, err := client.Connect(cfg.NATSURL, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.RetryOnFailedConnect(true), permissionErrors(log))
+		nats.RetryOnFailedConnect(true), natsx.LogErrors(log))
 	if err != nil {
 		rt.DB.Close()
 		return nil, fmt.Errorf("connecting to NATS: %w", err)
@@ -188,19 +188,6 @@ func connect(ctx context.Context, cfg Config, o Options, log *slog.Logger) (*Run
 		return nil, err
 	}
 	return rt, nil
-}
-
-// permissionErrors logs the server's refusals of a subject (a permission the service lacks in
-// natsauth.Users): they arrive asynchronously, and a refused request otherwise looks like a
-// timeout.
-func permissionErrors(log *slog.Logger) nats.Option {
-	return nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-		if sub != nil {
-			log.Error("NATS subscription error", "subject", sub.Subject, "err", err)
-			return
-		}
-		log.Error("NATS error", "err", err)
-	})
 }
 
 // permanentError is a failure that waiting cannot cure (a migration that does not apply).

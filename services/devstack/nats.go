@@ -78,7 +78,7 @@ func authorization(keys *natsauth.Keys) string {
 // OperatorClient is how the stack itself (and its tests) connect: as the operator when the
 // NATS has users.
 func OperatorClient(name string, keys *natsauth.Keys) natsx.Client {
-	c := natsx.Client{Name: name}
+	c := natsx.Client{Name: name, User: natsauth.Operator}
 	if keys != nil {
 		c.Creds = keys.SeedFile(natsauth.Operator)
 	}

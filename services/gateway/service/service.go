@@ -229,10 +229,7 @@ func newApplication(db *pgxpool.Pool, keys *adapters.CachedKeys) app.Application
 func connectNATS(cfg config.Common, log *slog.Logger, onReconnect func()) (*nats.Conn, error) {
 	client := natsx.Client{Name: "payplat-gateway", User: natsauth.Gateway, Creds: cfg.NATSCreds, CA: cfg.NATSCA}
 	nc, err := client.Connect(cfg.NATSURL,
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			// A refused subject (a permission missing from natsauth.Users) arrives here.
-			log.Error("nats error", "error", err)
-		}),
+		natsx.LogErrors(log),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(time.Second),
