@@ -38,7 +38,8 @@ const (
 type paymentsBench struct {
 	s       *stack
 	db      *pgxpool.Pool
-	js      jetstream.JetStream
+	js      jetstream.JetStream // the internal payments publisher's: the load
+	ops     jetstream.JetStream // the operator's: the raw benchmarks' own streams, the dead-letter count
 	tenants []loadgen.Tenant
 
 	rawJetStream, rawFanout, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
@@ -82,7 +83,8 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 	}
 	b.Logf("created %d companies × %d merchants through the gateway in %s", benchCompanies, benchMerchantsPerCo,
 		time.Since(setup).Round(time.Millisecond))
-	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s), tenants: tenants}
+	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s, natsauth.PaymentsPublisher),
+		ops: benchJetStream(b, s, natsauth.Operator), tenants: tenants}
 	b.Run("raw-jetstream", pb.runRawJetStream)
 	b.Run("raw-jetstream-fanout", pb.runRawJetStreamFanout)
 	b.Run("raw-postgres", pb.runRawPostgres)
@@ -90,11 +92,10 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 	b.Run("lag-half-rate", pb.runLag)
 }
 
-// benchJetStream is a JetStream context of its own connection whose asynchronous publish window
-// holds benchInflight lifecycles.
-func benchJetStream(b *testing.B, s *stack) jetstream.JetStream {
-	// The load is what the internal payment services publish, with their user.
-	nc := s.connectAs(natsauth.PaymentsPublisher)
+// benchJetStream is a JetStream context of its own connection, as the NATS user, whose
+// asynchronous publish window holds benchInflight lifecycles.
+func benchJetStream(b *testing.B, s *stack, user string) jetstream.JetStream {
+	nc := s.connectAs(user)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(3*benchInflight+3))
 	if err != nil {
 		b.Fatal(err)
@@ -151,7 +152,7 @@ func (pb *paymentsBench) runStack(b *testing.B) {
 // than now: a dead-lettered lifecycle would never be fully projected.
 func (pb *paymentsBench) deadLetterCheck(b *testing.B) func(context.Context) error {
 	count := func(ctx context.Context) (uint64, error) {
-		st, err := pb.js.Stream(ctx, bus.DeadLetterStream)
+		st, err := pb.ops.Stream(ctx, bus.DeadLetterStream)
 		if err != nil {
 			return 0, err
 		}
@@ -258,11 +259,11 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
 		}
 	}
 	cfg.Name, cfg.Subjects = "BENCH_RAW_"+uuid.NewString()[:8], []string{"rawbench.>"}
-	st, err := pb.js.CreateStream(ctx, cfg)
+	st, err := pb.ops.CreateStream(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = pb.js.DeleteStream(context.Background(), cfg.Name) }()
+	defer func() { _ = pb.ops.DeleteStream(context.Background(), cfg.Name) }()
 	conss := make([]jetstream.Consumer, consumers)
 	for i := range conss {
 		conss[i], err = st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: fmt.Sprintf("raw%d", i),
@@ -278,7 +279,8 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
 	for _, cons := range conss {
 		go func() { consumed <- consumeAll(ctx, cons, want) }()
 	}
-	if _, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
+	// The operator publishes: the payments publisher may publish only payment.>.
+	if _, err := loadgen.Run(ctx, pb.ops, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
 		SubjectPrefix: "rawbench."}); err != nil {
 		b.Fatal(err)
 	}
