@@ -38,6 +38,8 @@ test: ## Run every test (race detector on) against real PostgreSQL and NATS, the
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-chromium.sh
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	@echo "the end-to-end benchmarks, once each (they must keep working: docs/BENCHMARKS.md)"
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./e2e/
 
 # The request decoders' native fuzz targets (services/gateway/ports/decoders_fuzz_test.go).
 FUZZ_TARGETS = FuzzDecodeCreateCompany FuzzDecodeCreateMerchant FuzzDecodeMerchantStatus FuzzDecodePoolSettings \
