@@ -18,8 +18,8 @@ import (
 //
 // A batch found short is completed by what arrives within Linger: at moderate rates a consumer
 // would otherwise fetch, apply and commit one or two messages at a time, spending on pull
-// requests and transactions several times the CPU per message of a full batch (in the payments
-// benchmark, twice the CPU per payment at half the full rate, so the stack fell behind).
+// requests and transactions several times the CPU per message of a full batch, so that a
+// moderately loaded stack could fall behind.
 func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait time.Duration) ([]jetstream.Msg, error) {
 	return fetchAvailable(ctx, c, max, maxWait, Linger)
 }

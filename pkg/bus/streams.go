@@ -37,7 +37,7 @@ type ProvisionOptions struct {
 	// message. Zero means DefaultDuplicateWindow (JetStream's own default).
 	DuplicateWindow time.Duration
 	// DeadLetterMaxAge is how long the dead-letter stream keeps a message (DEADLETTER_MAX_AGE),
-	// so that it does not grow for ever (issue 16). Zero means DefaultDeadLetterMaxAge. Every
+	// so that it does not grow for ever. Zero means DefaultDeadLetterMaxAge. Every
 	// service provisions the streams: give them all the same value.
 	DeadLetterMaxAge time.Duration
 }

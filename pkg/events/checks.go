@@ -109,7 +109,7 @@ func textValue(v string) string {
 
 // storableText refuses what PostgreSQL's text type cannot hold: the NUL character (U+0000) and
 // invalid UTF-8. Such an event would fail the consumer's insert on every redelivery; refused
-// here, it goes to the dead letters with the reason instead (issue 17). Token fields already
+// here, it goes to the dead letters with the reason instead. Token fields already
 // refuse every control character.
 func storableText(v string) string {
 	if strings.IndexByte(v, 0) >= 0 {
@@ -133,7 +133,7 @@ func uuidValue(v string) string {
 }
 
 // isUUID reports whether v is 36 bytes of hex digits with hyphens at 8, 13, 18 and 23. It is
-// checked by hand: a regular expression cost a third of Validate in a rebuild's profile.
+// checked by hand: a regular expression was a large part of Validate's cost in a rebuild.
 func isUUID(v string) bool {
 	if len(v) != 36 {
 		return false

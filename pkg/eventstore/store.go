@@ -23,7 +23,7 @@ type Querier interface {
 // Store is the event store in the schema on its pool's search_path.
 //
 // Appends do not NOTIFY: PostgreSQL serialises the commits of every transaction that
-// notifies, which cut single-event appends to a third (docs/BENCHMARKS.md). Tailers poll.
+// notifies, so concurrent appends would wait for each other (docs/BENCHMARKS.md). Tailers poll.
 type Store struct {
 	db *pgxpool.Pool
 }

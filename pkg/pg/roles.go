@@ -23,7 +23,7 @@ type Ownership struct {
 	Readers []string
 }
 
-// Roles is the platform's least-privilege layout (issue 16 item 3): each service logs in as its
+// Roles is the platform's least-privilege layout: each service logs in as its
 // own role and owns its schema; a service reads another's schema only where the code does.
 //
 //   - the gateway reads every other schema (its queries: merchants and ledgers, pool balances

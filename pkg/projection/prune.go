@@ -36,7 +36,7 @@ type PruneOptions struct {
 }
 
 // Pruner deletes the event ids a StreamRunner recorded in projection_applied once they can no
-// longer come back (issue 16: the table grew for ever). JetStream redelivers only the messages of
+// longer come back (otherwise the table grows for ever). JetStream redelivers only the messages of
 // a durable consumer above its ack floor, and a StreamRunner acknowledges a message only after
 // committing its effect, so every id at or below the floor whose message is older than the
 // retention is pruned, in batches. The projection's watermark on the stream (projection_watermarks)

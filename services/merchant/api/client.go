@@ -22,7 +22,8 @@ type Client struct {
 // NewClient returns a client on nc.
 func NewClient(nc *nats.Conn) *Client { return &Client{nc: nc} }
 
-// Create creates a merchant.
+// Create asks the merchant service to create a merchant with a new wallet; repeating req with
+// the same MerchantID returns the merchant created the first time.
 func (c *Client) Create(ctx context.Context, requestID string, req CreateRequest) (Merchant, error) {
 	var m Merchant
 	return m, c.call(ctx, EndpointCreate, requestID, req, &m)

@@ -86,7 +86,7 @@ func ValidEmail(s string) bool {
 
 // storable refuses text that PostgreSQL's text type cannot hold (the NUL character, invalid
 // UTF-8), naming field: checked before a wallet is provisioned or anything appended, where it
-// would otherwise fail the append as an internal error (issue 17).
+// would otherwise fail the append as an internal error.
 func storable(field, v string) error {
 	if strings.IndexByte(v, 0) >= 0 {
 		return Invalid(field, "must not contain the NUL character (U+0000)")

@@ -51,8 +51,8 @@ type CommandServer struct {
 
 // StartCommandServer registers the micro service "merchant" on nc with its endpoints in queue
 // group "merchant", so replicas share the requests. Each command runs with a deadline of
-// timeout (issue 16: a wallet provider or database that never answers held a slot, and the
-// connection of the command's transaction, for ever).
+// timeout: without one, a wallet provider or database that never answers would hold a slot,
+// and the connection of the command's transaction, for ever.
 func StartCommandServer(nc *nats.Conn, a Application, version string, timeout time.Duration,
 	log *slog.Logger) (*CommandServer, error) {
 	if timeout <= 0 {

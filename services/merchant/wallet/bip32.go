@@ -105,7 +105,7 @@ func (x *ExtendedKey) UncompressedPublicKey() []byte {
 // PrivateKey returns the 32-byte private key (for test vectors; never stored).
 func (x *ExtendedKey) PrivateKey() []byte { return append([]byte(nil), x.key[:]...) }
 
-// ChainCode returns the chain code.
+// ChainCode returns a copy of the 32-byte chain code, which with the key derives its children.
 func (x *ExtendedKey) ChainCode() []byte { return append([]byte(nil), x.chainCode[:]...) }
 
 // Depth returns the number of derivation steps from the master.

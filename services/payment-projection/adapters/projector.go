@@ -31,7 +31,7 @@ type Projector struct {
 	applied []domain.Payment
 }
 
-// NewProjector returns a projector.
+// NewProjector returns a Projector with the default OpenPayments.
 func NewProjector() *Projector { return &Projector{} }
 
 // Name implements projection.Projector.

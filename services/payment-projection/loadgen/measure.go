@@ -259,7 +259,7 @@ func Projected(ctx context.Context, db *pgxpool.Pool, ps []Payment) ([]int, erro
 // projectedQuery returns the ordinal (from 1) of each payment that is fully projected. Each
 // check is a scalar subquery on a primary or unique key, which the planner runs per payment as
 // an index lookup: written as EXISTS, the semi-joins it plans on freshly loaded tables (no
-// statistics yet) scanned whole tables and took 250 ms per poll. A payment is found by its
+// statistics yet) scan whole tables on every poll. A payment is found by its
 // tenant's key, tenant_id (the generated column of payments.payments, migration 3003: its
 // expression here), which leads the primary key; a pool movement by its pool's key, pool_id
 // (the generated column of pool.movements, migration 02003), which leads the pool's unique

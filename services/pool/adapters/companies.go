@@ -18,8 +18,8 @@ var ErrCompaniesNotVisible = errors.New("the companies table gateway.companies i
 
 // CompanyDirectory tells which companies exist, so that a fact for an unknown company goes to
 // the dead-letter stream instead of creating a pool nobody owns. Companies live in the
-// gateway's table gateway.companies. When that table is not visible the directory fails closed
-// (issue 16): it answers ErrCompaniesNotVisible, and the consumer leaves the facts to be
+// gateway's table gateway.companies. When that table is not visible the directory fails closed:
+// it answers ErrCompaniesNotVisible, and the consumer leaves the facts to be
 // redelivered, instead of taking every company for known. It looks for the table again on each
 // call until it is found, then remembers it.
 type CompanyDirectory struct {

@@ -212,7 +212,7 @@ func (b *batch) apply(ev projection.Event) error {
 		withdrawalID = *m.withdrawal
 	}
 	// The id goes to COPY as a pgtype.UUID: a uuid.UUID is a driver.Valuer, which pgx encodes
-	// through its text form (and a failed binary attempt), a third of a rebuild's COPY time.
+	// through its text form (and a failed binary attempt), which is costly at a rebuild's volume.
 	b.movements = append(b.movements, []any{pgtype.UUID{Bytes: m.id, Valid: true}, p.id.CompanyID, p.id.Environment,
 		p.movements, string(m.typ), m.amount.Micros(), m.before.Micros(), m.after.Micros(), m.status, m.txHash, m.desc,
 		m.paymentID, m.paymentAmount, m.merchantID, m.merchantName, m.withdrawal, m.toAddress, m.createdAt, confirmedAt,

@@ -48,7 +48,8 @@ const maxIdleConns = 2048
 // would hold that much memory each. No webhook receiver needs more than a few hundred bytes.
 const MaxResponseHeaderBytes = 32 << 10
 
-// NewSender returns a Sender.
+// NewSender returns a Sender that dials through the address guard unless cfg.Policy allows
+// private networks, and keeps connections alive for every endpoint; a zero cfg.Timeout means 10s.
 func NewSender(cfg SenderConfig) *Sender {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second

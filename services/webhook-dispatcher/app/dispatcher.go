@@ -43,9 +43,9 @@ const recordTimeout = 10 * time.Second
 // It covers the recorder's own deadlines (a batch write, then the one by one writes) with room
 // to spare: a lease that ran out while a live dispatcher was still writing its result would let
 // the recovery pass or a cron run send a delivery again that its endpoint had already answered
-// with a 2xx. (It was 5 s, and a loaded machine, with no fault at all, took that long to write
-// a few results.) The price is paid only when a dispatcher dies: its stranded deliveries wait
-// for their leases to run out.
+// with a 2xx. A loaded machine with no fault at all can take seconds to write a few results,
+// so the margin is generous. The price is paid only when a dispatcher dies: its stranded
+// deliveries wait for their leases to run out.
 const leaseMargin = 2*recordTimeout + 5*time.Second
 
 // Config configures the Dispatcher.
@@ -82,7 +82,8 @@ type Dispatcher struct {
 	recordTO time.Duration
 }
 
-// NewDispatcher returns a Dispatcher.
+// NewDispatcher returns a Dispatcher; zero fields of cfg take their defaults (the default retry
+// schedule, a 10s attempt timeout, one first attempt in flight and 256 waiting per endpoint).
 func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config, m *Metrics, log *slog.Logger) *Dispatcher {
 	if len(cfg.Schedule) == 0 {
 		cfg.Schedule = domain.DefaultSchedule

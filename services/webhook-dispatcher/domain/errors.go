@@ -48,5 +48,5 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
 
-// Invalid returns a ValidationError.
+// Invalid returns a *ValidationError saying why the value of field was refused.
 func Invalid(field, message string) error { return &ValidationError{Field: field, Message: message} }

@@ -19,8 +19,9 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
-// durablePrefix names the dispatcher's durable consumers ("webhook-dispatcher-p3"; before the
-// events stream, one per event stream: "webhook-dispatcher-payment", ...).
+// durablePrefix names the dispatcher's durable consumers ("webhook-dispatcher-p3"), and the
+// pre-partition ones on each event stream that EnsureEventsStream retires
+// ("webhook-dispatcher-payment", ...).
 const durablePrefix = "webhook-dispatcher-"
 
 // ackWait is how long JetStream waits before redelivering a message a dispatcher took and

@@ -20,9 +20,9 @@ import (
 // each partition is consumed by one dispatcher at a time (app.Assigner), so a company's events
 // are taken in order by one process however many run, while the partitions spread over them.
 // It keeps the copies for EventsMaxAge (limits retention): the event streams remain the log. An
-// interest-retention stream, which would drop each copy once its consumer acknowledged it, is
-// what we wanted, but nats-server 2.15 drops copies arriving from sources under it before their
-// partition's filtered consumer gets them (a test lost 9 of 12).
+// interest-retention stream, which would drop each copy once its consumer acknowledged it,
+// cannot be used: nats-server 2.15 drops copies arriving from sources under it before their
+// partition's filtered consumer gets them.
 const EventsStream = "WEBHOOK_EVENTS"
 
 // EventsMaxAge is how long EventsStream keeps a copy: a dispatcher stopped for longer misses
@@ -72,9 +72,10 @@ var ErrPartitionsChanged = errors.New("WEBHOOK_PARTITIONS differs from the parti
 
 // EnsureEventsStream creates EventsStream and the durable consumer of each of its n partitions
 // unless they exist, and checks that an existing stream has n partitions. The consumers are
-// created before the stream starts copying, so that none starts after the first copies. It retires the durable consumers the dispatcher had on the event
-// streams before it had its own stream: the copy of each stream starts where that consumer had
-// got to, and the consumer is deleted once the copy exists.
+// created before the stream starts copying, so that none starts after the first copies. It
+// retires the durable consumers the dispatcher had on the event streams before it had its own
+// stream: the copy of each stream starts where that consumer had got to, and the consumer is
+// deleted once the copy exists.
 func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, n, replicas int) error {
 	cfg := EventsStreamConfig(n, replicas)
 	s, err := js.Stream(ctx, EventsStream)

@@ -26,7 +26,7 @@ type ChangeStatusHandler struct {
 	now  func() time.Time
 }
 
-// NewChangeStatusHandler returns the handler.
+// NewChangeStatusHandler returns a handler that loads and saves merchants through repo.
 func NewChangeStatusHandler(repo app.MerchantRepository) ChangeStatusHandler {
 	return ChangeStatusHandler{repo: repo, now: time.Now}
 }

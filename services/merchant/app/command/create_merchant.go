@@ -30,7 +30,8 @@ type CreateMerchantHandler struct {
 	now     func() time.Time
 }
 
-// NewCreateMerchantHandler returns the handler.
+// NewCreateMerchantHandler returns a handler that stores merchants in repo, each with a wallet
+// from wallets.
 func NewCreateMerchantHandler(repo app.MerchantRepository, wallets app.WalletProvider) CreateMerchantHandler {
 	return CreateMerchantHandler{repo: repo, wallets: wallets, now: time.Now}
 }

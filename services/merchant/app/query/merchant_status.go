@@ -21,7 +21,7 @@ type MerchantStatusHandler struct {
 	repo app.MerchantRepository
 }
 
-// NewMerchantStatusHandler returns the handler.
+// NewMerchantStatusHandler returns a handler that reads merchants from repo.
 func NewMerchantStatusHandler(repo app.MerchantRepository) MerchantStatusHandler {
 	return MerchantStatusHandler{repo: repo}
 }

@@ -1,0 +1,167 @@
+package projection
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// lockLive takes the live tables in EXCLUSIVE mode: readers go on reading them, writers wait
+// (and, once the swap commits, find the new tables under the same names).
+func lockLive(ctx context.Context, tx pgx.Tx, d Definition) error {
+	names := make([]string, len(d.Tables))
+	for i, t := range d.Tables {
+		names[i] = pgx.Identifier{d.Schema, t}.Sanitize()
+	}
+	_, err := tx.Exec(ctx, `LOCK TABLE `+strings.Join(names, ", ")+` IN EXCLUSIVE MODE`)
+	return err
+}
+
+// swap replaces the live tables by the shadow ones: foreign keys between the live tables and
+// from other tables are re-created on the new tables, owned sequences are handed over, the
+// old tables are dropped, and the new ones' extended statistics join them in the live schema.
+func swap(ctx context.Context, tx pgx.Tx, d Definition, shadow string) error {
+	type fk struct{ table, name, def string }
+	var fks []fk
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid)
+        FROM pg_constraint c
+        WHERE c.contype = 'f' AND (c.confrelid = ANY($1::regclass[]) OR c.conrelid = ANY($1::regclass[]))`,
+		qualified(d))
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var f fk
+		if err := rows.Scan(&f.table, &f.name, &f.def); err != nil {
+			rows.Close()
+			return err
+		}
+		fks = append(fks, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	sh := pgx.Identifier{shadow}.Sanitize()
+	// The new tables get the live ones' owner and grants (the service's role, the readers'
+	// SELECT) first: the rebuild may run as the operator, default privileges of the live schema
+	// do not apply to tables created in the shadow one, and a sequence can only be owned by a
+	// column of a table with its owner.
+	for _, t := range d.Tables {
+		stmts, err := accessOf(ctx, tx, pgx.Identifier{d.Schema, t}.Sanitize(), sh+`.`+pgx.Identifier{t}.Sanitize())
+		if err != nil {
+			return err
+		}
+		for _, stmt := range stmts {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("giving the rebuilt %s the live table's owner and grants: %w", t, err)
+			}
+		}
+	}
+	// Sequences owned by a live column are let go before the drop (or it would drop them) and
+	// owned by the same column of the new table once it is in the live schema (a sequence and
+	// its owning table share a schema).
+	type ownedSeq struct{ seq, table, col string }
+	var owned []ownedSeq
+	for _, t := range d.Tables {
+		rows, err := tx.Query(ctx, `SELECT s.oid::regclass::text, a.attname
+            FROM pg_depend dep
+            JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
+            JOIN pg_attribute a ON a.attrelid = dep.refobjid AND a.attnum = dep.refobjsubid
+            WHERE dep.refobjid = $1::regclass AND dep.deptype = 'a'`, pgx.Identifier{d.Schema, t}.Sanitize())
+		if err != nil {
+			return err
+		}
+		var seqs [][2]string
+		for rows.Next() {
+			var seq, col string
+			if err := rows.Scan(&seq, &col); err != nil {
+				rows.Close()
+				return err
+			}
+			seqs = append(seqs, [2]string{seq, col})
+		}
+		rows.Close()
+		for _, s := range seqs {
+			if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+s[0]+` OWNED BY NONE`); err != nil {
+				return err
+			}
+			owned = append(owned, ownedSeq{seq: s[0], table: t, col: s[1]})
+		}
+	}
+	for _, t := range d.Tables {
+		if _, err := tx.Exec(ctx, `DROP TABLE `+pgx.Identifier{d.Schema, t}.Sanitize()+` CASCADE`); err != nil {
+			return err
+		}
+	}
+	for _, t := range d.Tables {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+sh+`.`+pgx.Identifier{t}.Sanitize()+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	for _, o := range owned {
+		if _, err := tx.Exec(ctx, `ALTER SEQUENCE `+o.seq+` OWNED BY `+pgx.Identifier{d.Schema, o.table, o.col}.Sanitize()); err != nil {
+			return fmt.Errorf("handing sequence %s to the rebuilt %s: %w", o.seq, o.table, err)
+		}
+	}
+	// The extended statistics of the shadow tables, created in the shadow schema under the live
+	// names (whose objects went with the live tables), follow them: a statistics object stays
+	// in its schema when its table moves, and the shadow schema is dropped after the swap.
+	rows, err = tx.Query(ctx, `SELECT quote_ident(stxname) FROM pg_statistic_ext
+        WHERE stxnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1) ORDER BY oid`, shadow)
+	if err != nil {
+		return err
+	}
+	stats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, st := range stats {
+		if _, err := tx.Exec(ctx, `ALTER STATISTICS `+sh+`.`+st+` SET SCHEMA `+pgx.Identifier{d.Schema}.Sanitize()); err != nil {
+			return fmt.Errorf("moving statistics %s: %w", st, err)
+		}
+	}
+	for _, f := range fks {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+f.table+` ADD CONSTRAINT `+pgx.Identifier{f.name}.Sanitize()+` `+f.def); err != nil {
+			return fmt.Errorf("re-creating foreign key %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// accessOf returns the statements that give table target the grants and then the owner of
+// table live.
+func accessOf(ctx context.Context, tx pgx.Tx, live, target string) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT stmt FROM (
+            SELECT 0 AS ord, 'GRANT ' || a.privilege_type || ' ON TABLE ' || $2 || ' TO ' ||
+                CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END ||
+                CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END AS stmt
+            FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+            WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
+            UNION ALL
+            SELECT 1, 'ALTER TABLE ' || $2 || ' OWNER TO ' || quote_ident(pg_get_userbyid(c.relowner))
+            FROM pg_class c WHERE c.oid = $1::regclass) s
+        ORDER BY ord`, live, target)
+	if err != nil {
+		return nil, fmt.Errorf("reading the owner and grants of %s: %w", live, err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading the owner and grants of %s: %w", live, err)
+	}
+	// The owner comes last: once it changes, the operator may no longer be allowed to grant.
+	return stmts, nil
+}
+
+func qualified(d Definition) []string {
+	out := make([]string, len(d.Tables))
+	for i, t := range d.Tables {
+		out[i] = pgx.Identifier{d.Schema, t}.Sanitize()
+	}
+	return out
+}
