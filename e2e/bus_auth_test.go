@@ -17,7 +17,7 @@ import (
 	"github.com/payplat/platform/pkg/natsauth"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
 	merchantapi "github.com/payplat/platform/services/merchant/api"
-	"github.com/payplat/platform/services/webhook-dispatcher/ports"
+	webhooks "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
 // Issue 16 item 1, on the running platform: the bus has authorization on, and a user may do
@@ -86,10 +86,10 @@ func TestTheBusRefusesWhatAUserHasNoPermissionFor(t *testing.T) {
 	// Redirecting a company's webhooks and rolling its secret through webhooks.config takes the
 	// gateway's user too.
 	evil := "https://attacker.example/hooks"
-	redirect, _ := json.Marshal(ports.ConfigRequest{CompanyID: companyID, Environment: "test", URL: &evil, RollSecret: true})
+	redirect, _ := json.Marshal(webhooks.ConfigRequest{CompanyID: companyID, Environment: "test", URL: &evil, RollSecret: true})
 	for _, user := range []string{natsauth.PaymentsPublisher, natsauth.Merchant, natsauth.PaymentProjection} {
-		if err := requestAs(s.connectAs(user), ports.SubjectConfig, redirect); !errors.Is(err, nats.ErrPermissionViolation) {
-			t.Fatalf("%s calling %s: %v, want a permissions violation", user, ports.SubjectConfig, err)
+		if err := requestAs(s.connectAs(user), webhooks.Subject(webhooks.EndpointConfig), redirect); !errors.Is(err, nats.ErrPermissionViolation) {
+			t.Fatalf("%s calling %s: %v, want a permissions violation", user, webhooks.Subject(webhooks.EndpointConfig), err)
 		}
 	}
 	// Nor can a service read the gateway's replies (which carry webhook secrets).

@@ -2,69 +2,52 @@ package adapters
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/services/gateway/domain"
+	poolapi "github.com/payplat/platform/services/pool/api"
 )
 
-// Subjects of the pool service's commands (services/pool/ports: micro service "pool").
-const (
-	poolSubjectUpdateSettings  = "svc.pool.settings.update"
-	poolSubjectSimulateDeposit = "svc.pool.deposits.simulate"
-)
-
-// poolCommandTimeout bounds a pool command round trip.
-const poolCommandTimeout = 10 * time.Second
-
-// PoolCommands sends the pool service's commands over NATS request-reply. The wire types
-// mirror services/pool/ports (UpdateSettingsRequest, SimulateDepositRequest, CommandError).
+// PoolCommands sends the pool service's commands over NATS request-reply (services/pool/api).
 type PoolCommands struct {
-	nc *nats.Conn
+	client *poolapi.Client
 }
 
-// NewPoolCommands returns a client on nc.
-func NewPoolCommands(nc *nats.Conn) *PoolCommands { return &PoolCommands{nc: nc} }
-
-type poolSettingsRequest struct {
-	CompanyID        string  `json:"company_id"`
-	Environment      string  `json:"environment"`
-	LowThreshold     *string `json:"low_threshold,omitempty"`
-	AutoTopUpEnabled *bool   `json:"auto_top_up_enabled,omitempty"`
-	RequestID        string  `json:"request_id,omitempty"`
+// NewPoolCommands returns a client on nc; with a nil nc every command answers
+// domain.ErrPoolServiceUnavailable.
+func NewPoolCommands(nc *nats.Conn) *PoolCommands {
+	c := &PoolCommands{}
+	if nc != nil {
+		c.client = poolapi.NewClient(nc)
+	}
+	return c
 }
 
-type poolDepositRequest struct {
-	CompanyID     string `json:"company_id"`
-	Environment   string `json:"environment"`
-	Amount        string `json:"amount"`
-	RequestID     string `json:"request_id,omitempty"`
-	CorrelationID string `json:"correlation_id,omitempty"`
-}
-
-type poolCommandError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field"`
-}
+// errNoPoolConnection refuses the commands of a gateway without NATS.
+var errNoPoolConnection = fmt.Errorf("pool commands: no NATS connection: %w", domain.ErrPoolServiceUnavailable)
 
 // UpdateSettings changes the pool settings and returns the balance after the change.
 func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, env domain.Environment,
 	u domain.PoolSettingsUpdate, requestID string) (domain.PoolBalance, error) {
-	req := poolSettingsRequest{CompanyID: company.String(), Environment: string(env),
+	if c.client == nil {
+		return domain.PoolBalance{}, errNoPoolConnection
+	}
+	req := poolapi.UpdateSettingsRequest{CompanyID: company.String(), Environment: string(env),
 		AutoTopUpEnabled: u.AutoTopUpEnabled, RequestID: requestID}
 	if u.LowThreshold != nil {
 		s := u.LowThreshold.String()
 		req.LowThreshold = &s
 	}
-	var out domain.PoolBalance
-	return out, c.call(ctx, poolSubjectUpdateSettings, req, &out)
+	b, err := c.client.UpdateSettings(ctx, req)
+	if err != nil {
+		return domain.PoolBalance{}, poolError(poolapi.SubjectUpdateSettings, err)
+	}
+	return domain.PoolBalance(b), nil
 }
 
 // SimulateDeposit records a simulated deposit in a test pool. A commandID makes it idempotent
@@ -72,46 +55,45 @@ func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, en
 // recorded as the event's correlation id.
 func (c *PoolCommands) SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment,
 	amount, commandID, requestID string) (domain.PoolDeposit, error) {
-	var out domain.PoolDeposit
-	return out, c.call(ctx, poolSubjectSimulateDeposit, poolDepositRequest{CompanyID: company.String(),
-		Environment: string(env), Amount: amount, RequestID: commandID, CorrelationID: requestID}, &out)
+	if c.client == nil {
+		return domain.PoolDeposit{}, errNoPoolConnection
+	}
+	d, err := c.client.SimulateDeposit(ctx, poolapi.SimulateDepositRequest{CompanyID: company.String(),
+		Environment: string(env), Amount: amount, RequestID: commandID, CorrelationID: requestID})
+	if err != nil {
+		return domain.PoolDeposit{}, poolError(poolapi.SubjectSimulateDeposit, err)
+	}
+	return domain.PoolDeposit{Transaction: poolTransaction(d.Transaction), Balance: domain.PoolBalance(d.Balance)}, nil
 }
 
-func (c *PoolCommands) call(ctx context.Context, subject string, req, out any) error {
-	if c.nc == nil {
-		return fmt.Errorf("pool commands: no NATS connection: %w", domain.ErrPoolServiceUnavailable)
+// poolTransaction is the gateway's view of a transaction the pool service answered.
+func poolTransaction(t poolapi.Transaction) domain.PoolTransaction {
+	out := domain.PoolTransaction{ID: t.ID.String(), Type: t.Type, Amount: t.Amount, BalanceBefore: t.BalanceBefore,
+		BalanceAfter: t.BalanceAfter, Status: t.Status, TxHash: t.TxHash, Description: t.Description,
+		CreatedAt: t.CreatedAt, ConfirmedAt: t.ConfirmedAt}
+	if t.Payment != nil {
+		p := domain.PoolPayment(*t.Payment)
+		out.Payment = &p
 	}
-	data, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, poolCommandTimeout)
-	defer cancel()
-	msg, err := c.nc.RequestWithContext(ctx, subject, data)
-	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-		return fmt.Errorf("pool command %s: %w: %w", subject, domain.ErrPoolServiceUnavailable, err)
-	}
-	if err != nil {
+	return out
+}
+
+// poolError maps a command API error to the gateway's errors.
+func poolError(subject string, err error) error {
+	var e *poolapi.Error
+	if !errors.As(err, &e) {
 		return fmt.Errorf("pool command %s: %w", subject, err)
 	}
-	if code := msg.Header.Get("Nats-Service-Error-Code"); code != "" {
-		var e poolCommandError
-		_ = json.Unmarshal(msg.Data, &e)
-		switch e.Code {
-		case "VALIDATION_ERROR":
-			return domain.Invalid(e.Field, e.Message)
-		case "TEST_MODE_ONLY":
-			return domain.ErrPoolTestModeOnly
-		case "UNAVAILABLE":
-			return fmt.Errorf("pool command %s: %w: %s", subject, domain.ErrPoolServiceUnavailable, e.Message)
-		default:
-			return fmt.Errorf("pool command %s failed: %s %s", subject, code, msg.Header.Get("Nats-Service-Error"))
-		}
+	switch e.Code {
+	case poolapi.CodeValidation:
+		return domain.Invalid(e.Field, e.Message)
+	case poolapi.CodeTestModeOnly:
+		return domain.ErrPoolTestModeOnly
+	case poolapi.CodeUnavailable, poolapi.CodeServiceUnavailable:
+		return fmt.Errorf("pool command %s: %w: %s", subject, domain.ErrPoolServiceUnavailable, e.Message)
+	default:
+		return fmt.Errorf("pool command %s failed: %w", subject, err)
 	}
-	if err := json.Unmarshal(msg.Data, out); err != nil {
-		return fmt.Errorf("pool command %s: decoding reply: %w", subject, err)
-	}
-	return nil
 }
 
 // Pool is the gateway's access to the treasury pool: reads from the read tables, commands over

@@ -2,10 +2,8 @@ package adapters
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -13,32 +11,25 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/services/gateway/domain"
-)
-
-// The webhook-dispatcher's request-reply subjects (service "webhooks") and the error codes of
-// its replies (header Nats-Service-Error-Code).
-const (
-	webhooksConfigSubject = "webhooks.config"
-	webhooksRetrySubject  = "webhooks.retry"
-	webhooksCronSubject   = "webhooks.cron"
-)
-
-// How long the gateway waits for the dispatcher: a configuration is quick; a manual retry or a
-// cron run waits for attempts bounded by WEBHOOK_TIMEOUT (10 s by default).
-const (
-	webhooksConfigTimeout = 10 * time.Second
-	webhooksAttemptWait   = 45 * time.Second
+	webhookapi "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
 // Webhooks reads the delivery log straight from the webhook-dispatcher's tables (schema
-// webhooks, read-only) and sends its commands over NATS request-reply.
+// webhooks, read-only) and sends its commands over NATS request-reply
+// (services/webhook-dispatcher/api).
 type Webhooks struct {
-	db *pgxpool.Pool
-	nc *nats.Conn
+	db     *pgxpool.Pool
+	client *webhookapi.Client
 }
 
 // NewWebhooks returns the adapter; nc may be nil (then every command is unavailable).
-func NewWebhooks(db *pgxpool.Pool, nc *nats.Conn) *Webhooks { return &Webhooks{db: db, nc: nc} }
+func NewWebhooks(db *pgxpool.Pool, nc *nats.Conn) *Webhooks {
+	w := &Webhooks{db: db}
+	if nc != nil {
+		w.client = webhookapi.NewClient(nc)
+	}
+	return w
+}
 
 const webhookTime = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
@@ -71,83 +62,60 @@ func (w *Webhooks) Logs(ctx context.Context, p domain.Principal, f domain.Webhoo
 
 // Configure changes the caller's webhook endpoint.
 func (w *Webhooks) Configure(ctx context.Context, p domain.Principal, c domain.WebhookConfigChange) (domain.WebhookConfig, error) {
-	req := struct {
-		CompanyID   string  `json:"company_id"`
-		Environment string  `json:"environment"`
-		URL         *string `json:"url,omitempty"`
-		Enabled     *bool   `json:"enabled,omitempty"`
-		RollSecret  bool    `json:"roll_secret"`
-	}{p.CompanyID.String(), string(p.Environment), c.URL, c.Enabled, c.RollSecret}
-	var out domain.WebhookConfig
-	err := w.request(ctx, webhooksConfigSubject, webhooksConfigTimeout, req, &out)
-	return out, err
+	if w.client == nil {
+		return domain.WebhookConfig{}, domain.ErrWebhooksUnavailable
+	}
+	r, err := w.client.Configure(ctx, webhookapi.ConfigRequest{CompanyID: p.CompanyID.String(),
+		Environment: string(p.Environment), URL: c.URL, Enabled: c.Enabled, RollSecret: c.RollSecret})
+	if err != nil {
+		return domain.WebhookConfig{}, webhookError(err)
+	}
+	return domain.WebhookConfig(r), nil
 }
 
 // Retry dispatches one of the caller's deliveries now and returns the updated entry.
 func (w *Webhooks) Retry(ctx context.Context, p domain.Principal, logID uuid.UUID) (domain.WebhookLogEntry, error) {
-	req := struct {
-		CompanyID   string `json:"company_id"`
-		Environment string `json:"environment"`
-		LogID       string `json:"log_id"`
-	}{p.CompanyID.String(), string(p.Environment), logID.String()}
-	var out domain.WebhookLogEntry
-	err := w.request(ctx, webhooksRetrySubject, webhooksAttemptWait, req, &out)
-	return out, err
+	if w.client == nil {
+		return domain.WebhookLogEntry{}, domain.ErrWebhooksUnavailable
+	}
+	e, err := w.client.Retry(ctx, webhookapi.RetryRequest{CompanyID: p.CompanyID.String(),
+		Environment: string(p.Environment), LogID: logID.String()})
+	if err != nil {
+		return domain.WebhookLogEntry{}, webhookError(err)
+	}
+	return domain.WebhookLogEntry(e), nil
 }
 
 // RunCron has the dispatcher process the due retries once.
 func (w *Webhooks) RunCron(ctx context.Context) (domain.WebhookCronResult, error) {
-	var out domain.WebhookCronResult
-	err := w.request(ctx, webhooksCronSubject, webhooksAttemptWait, struct{}{}, &out)
-	return out, err
+	if w.client == nil {
+		return domain.WebhookCronResult{}, domain.ErrWebhooksUnavailable
+	}
+	r, err := w.client.RunCron(ctx, webhookapi.CronRequest{})
+	if err != nil {
+		return domain.WebhookCronResult{}, webhookError(err)
+	}
+	return domain.WebhookCronResult(r), nil
 }
 
-// request sends in to subject and decodes the reply into out, turning the dispatcher's error
-// replies into the gateway's errors.
-func (w *Webhooks) request(ctx context.Context, subject string, timeout time.Duration, in, out any) error {
-	if w.nc == nil {
-		return domain.ErrWebhooksUnavailable
-	}
-	data, err := json.Marshal(in)
-	if err != nil {
+// webhookError turns the dispatcher's error replies into the gateway's errors.
+func webhookError(err error) error {
+	var e *webhookapi.Error
+	if !errors.As(err, &e) {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	msg, err := w.nc.RequestWithContext(ctx, subject, data)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) ||
-			errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
-			return fmt.Errorf("%s: %w: %v", subject, domain.ErrWebhooksUnavailable, err)
-		}
-		return fmt.Errorf("%s: %w", subject, err)
-	}
-	if code := msg.Header.Get("Nats-Service-Error-Code"); code != "" {
-		return replyError(code, msg)
-	}
-	if err := json.Unmarshal(msg.Data, out); err != nil {
-		return fmt.Errorf("%s: decoding reply: %w", subject, err)
-	}
-	return nil
-}
-
-func replyError(code string, msg *nats.Msg) error {
-	var body struct {
-		Message    string `json:"message"`
-		Field      string `json:"field"`
-		RetryAfter int    `json:"retry_after"`
-	}
-	_ = json.Unmarshal(msg.Data, &body)
-	switch code {
-	case "400":
-		return domain.Invalid(body.Field, body.Message)
-	case "404":
+	switch e.Code {
+	case webhookapi.CodeInvalid:
+		return domain.Invalid(e.Field, e.Message)
+	case webhookapi.CodeNotFound:
 		return domain.ErrNotFound
-	case "409":
+	case webhookapi.CodeInFlight:
 		return domain.ErrWebhookInFlight
-	case "429":
-		return &domain.WebhookRetryLimitedError{RetryAfter: max(body.RetryAfter, 1)}
+	case webhookapi.CodeRateLimited:
+		return &domain.WebhookRetryLimitedError{RetryAfter: max(e.RetryAfter, 1)}
+	case webhookapi.CodeUnavailable:
+		return fmt.Errorf("%w: %s", domain.ErrWebhooksUnavailable, e.Message)
 	default:
-		return fmt.Errorf("webhook service error %s: %s", code, msg.Header.Get("Nats-Service-Error"))
+		return fmt.Errorf("webhook service error %s: %s", e.Code, e.Message)
 	}
 }

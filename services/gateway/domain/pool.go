@@ -18,7 +18,8 @@ var ErrPoolTestModeOnly = errors.New("this operation is only available with test
 // service's own default, which a pool without events has.
 var PoolDefaultLowThreshold = pooldomain.DefaultLowThreshold
 
-// PoolBalance is a company's treasury pool balance and settings (SPEC §2.5).
+// PoolBalance is a company's treasury pool balance and settings (SPEC §2.5). The pool service's
+// reply (pool api.Balance) converts to it field for field.
 type PoolBalance struct {
 	Balance              money.Amount `json:"balance"`
 	Currency             string       `json:"currency"`

@@ -35,7 +35,8 @@ type WebhookLogFilter struct {
 	Limit     int
 }
 
-// WebhookLogEntry is a delivery log entry (SPEC 2.8), times already in ISO 8601 UTC.
+// WebhookLogEntry is a delivery log entry (SPEC 2.8), times already in ISO 8601 UTC. A manual
+// retry's reply (webhook-dispatcher api.LogEntry) converts to it field for field.
 type WebhookLogEntry struct {
 	ID             string  `json:"id"`
 	EventID        string  `json:"event_id"`
@@ -58,7 +59,8 @@ type WebhookConfigChange struct {
 }
 
 // WebhookConfig is the endpoint after a change. Secret is set only when the change created it
-// (a roll, or the first configuration), and is never readable again.
+// (a roll, or the first configuration), and is never readable again. The dispatcher's reply
+// (webhook-dispatcher api.ConfigReply) converts to it field for field.
 type WebhookConfig struct {
 	URL           string `json:"url"`
 	Enabled       bool   `json:"enabled"`
@@ -68,7 +70,8 @@ type WebhookConfig struct {
 	UpdatedAt     string `json:"updated_at"`
 }
 
-// WebhookCronResult counts one cron run's attempts.
+// WebhookCronResult counts one cron run's attempts (webhook-dispatcher api.CronReply converts to
+// it field for field).
 type WebhookCronResult struct {
 	TotalProcessed int `json:"total_processed"`
 	Successful     int `json:"successful"`

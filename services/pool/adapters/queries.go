@@ -12,22 +12,13 @@ import (
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/money"
 
+	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/domain"
 )
 
-// BalanceView is the pool balance of SPEC §2.5.
-type BalanceView struct {
-	Balance              money.Amount `json:"balance"`
-	Currency             string       `json:"currency"`
-	LowThreshold         money.Amount `json:"low_threshold"`
-	IsLow                bool         `json:"is_low"`
-	RemainingBeforeAlert money.Amount `json:"remaining_before_alert"`
-	AutoTopUpEnabled     bool         `json:"auto_top_up_enabled"`
-}
-
-// NewBalanceView computes the view of a balance and its settings.
-func NewBalanceView(balance money.Amount, s domain.Settings) BalanceView {
-	v := BalanceView{Balance: balance, Currency: currencyUSDC, LowThreshold: s.LowThreshold,
+// NewBalance computes the balance reply of a balance and its settings.
+func NewBalance(balance money.Amount, s domain.Settings) api.Balance {
+	v := api.Balance{Balance: balance, Currency: currencyUSDC, LowThreshold: s.LowThreshold,
 		IsLow: balance.Cmp(s.LowThreshold) < 0, AutoTopUpEnabled: s.AutoTopUpEnabled}
 	if rem, err := balance.Sub(s.LowThreshold); err == nil && rem.IsPositive() {
 		v.RemainingBeforeAlert = rem
@@ -35,44 +26,28 @@ func NewBalanceView(balance money.Amount, s domain.Settings) BalanceView {
 	return v
 }
 
-// PaymentView is the payment reference of a DEBIT or CREDIT.
-type PaymentView struct {
-	PaymentID    string       `json:"payment_id"`
-	Amount       money.Amount `json:"amount"`
-	MerchantName string       `json:"merchant_name"`
-}
-
-// TransactionView is a pool transaction of SPEC §2.6.
+// TransactionView is a pool transaction as the commands answer it, with its place in the
+// pool's chain.
 type TransactionView struct {
-	ID            uuid.UUID    `json:"id"`
-	Type          string       `json:"type"`
-	Amount        money.Amount `json:"amount"`
-	BalanceBefore money.Amount `json:"balance_before"`
-	BalanceAfter  money.Amount `json:"balance_after"`
-	Status        string       `json:"status"`
-	TxHash        string       `json:"tx_hash"`
-	Description   string       `json:"description"`
-	Payment       *PaymentView `json:"payment,omitempty"`
-	CreatedAt     time.Time    `json:"created_at"`
-	ConfirmedAt   *time.Time   `json:"confirmed_at"`
+	api.Transaction
 	// Seq numbers the movements of the pool from 1 in chain order (not part of the API).
 	Seq int64 `json:"-"`
 }
 
-// Balance reads the balance view of a pool; a pool without events has balance 0.00 and the
-// default settings.
-func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (BalanceView, error) {
+// Balance reads the balance of a pool; a pool without events has balance 0.00 and the default
+// settings.
+func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (api.Balance, error) {
 	var balance, threshold int64
 	var auto bool
 	err := q.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled FROM balances
         WHERE company_id = $1 AND environment = $2`, id.CompanyID, id.Environment).Scan(&balance, &threshold, &auto)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return NewBalanceView(money.Amount{}, domain.DefaultSettings()), nil
+		return NewBalance(money.Amount{}, domain.DefaultSettings()), nil
 	}
 	if err != nil {
-		return BalanceView{}, fmt.Errorf("reading balance of %s: %w", id.StreamID(), err)
+		return api.Balance{}, fmt.Errorf("reading balance of %s: %w", id.StreamID(), err)
 	}
-	return NewBalanceView(money.FromMicros(balance),
+	return NewBalance(money.FromMicros(balance),
 		domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: auto}), nil
 }
 
@@ -121,7 +96,7 @@ func scanTransaction(row pgx.CollectableRow) (TransactionView, error) {
 	}
 	t.Amount, t.BalanceBefore, t.BalanceAfter = money.FromMicros(amount), money.FromMicros(before), money.FromMicros(after)
 	if paymentID != nil {
-		p := &PaymentView{PaymentID: *paymentID}
+		p := &api.Payment{PaymentID: *paymentID}
 		if paymentAmount != nil {
 			p.Amount = money.FromMicros(*paymentAmount)
 		}

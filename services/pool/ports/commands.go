@@ -19,70 +19,12 @@ import (
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/pool/adapters"
+	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/domain"
 )
 
-// Subjects of the pool commands (NATS request-reply, micro service "pool", queue group
-// "pool"). They are outside every stream's subjects (pool.> is the POOL stream), so a
-// request is never captured as an event.
-const (
-	SubjectUpdateSettings  = "svc.pool.settings.update"
-	SubjectSimulateDeposit = "svc.pool.deposits.simulate"
-)
-
-// UpdateSettingsRequest changes the settings of the pool of a company and environment; a
-// field left out (null) keeps its value.
-type UpdateSettingsRequest struct {
-	CompanyID        string  `json:"company_id"`
-	Environment      string  `json:"environment"`
-	LowThreshold     *string `json:"low_threshold,omitempty"`
-	AutoTopUpEnabled *bool   `json:"auto_top_up_enabled,omitempty"`
-	// RequestID is the caller's request id, recorded as the correlation id of the event.
-	RequestID string `json:"request_id,omitempty"`
-}
-
-// SimulateDepositRequest records a deposit in a test pool, as if a chain watcher had seen one.
-type SimulateDepositRequest struct {
-	CompanyID   string `json:"company_id"`
-	Environment string `json:"environment"`
-	Amount      string `json:"amount"`
-	// RequestID, when set, makes the command idempotent: the synthesized tx hash derives from
-	// it, so a repeated request records one deposit and answers with it. The gateway sets it only
-	// under an Idempotency-Key (from the caller and the key), never from a caller's X-Request-Id,
-	// which is a correlation id anyone may repeat (issue 16).
-	RequestID string `json:"request_id,omitempty"`
-	// CorrelationID is recorded as the correlation id of the event (the gateway's request id);
-	// empty means RequestID.
-	CorrelationID string `json:"correlation_id,omitempty"`
-}
-
-// SimulateDepositResponse is the recorded deposit and the pool balance after it.
-type SimulateDepositResponse struct {
-	Transaction adapters.TransactionView `json:"transaction"`
-	Balance     adapters.BalanceView     `json:"balance"`
-}
-
-// CommandError is the body of an error reply; the micro error code header carries the HTTP
-// status the gateway should answer with.
-type CommandError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-// Error codes of command replies.
-const (
-	CodeValidation   = "VALIDATION_ERROR"
-	CodeTestModeOnly = "TEST_MODE_ONLY"
-	CodeInternal     = "INTERNAL"
-	// CodeUnavailable: the command did not finish within CommandTimeout (the pool's lock held
-	// by a long batch, the database slow) or the database could not be reached; nothing was
-	// recorded, and a retry is safe.
-	CodeUnavailable = "UNAVAILABLE"
-)
-
-// CommandTimeout bounds one command, below the gateway's wait for the reply (10 s) so that the
-// caller gets the pool's answer rather than a timeout of its own.
+// CommandTimeout bounds one command, below the client's wait for the reply (api.Timeout) so that
+// the caller gets the pool's answer rather than a timeout of its own.
 const CommandTimeout = 8 * time.Second
 
 // Commands serves the pool's commands.
@@ -96,28 +38,27 @@ type Commands struct {
 	inflight sync.RWMutex
 }
 
-// StartCommands registers the micro service "pool" with its endpoints on nc; stop it with Stop
-// (closing nc stops it too).
+// StartCommands registers the micro service api.ServiceName with its endpoints on nc; stop it
+// with Stop (closing nc stops it too).
 func StartCommands(ctx context.Context, nc *nats.Conn, repo *adapters.Repository, log *slog.Logger) (*Commands, error) {
 	c := &Commands{repo: repo, log: log, nc: nc}
-	svc, err := micro.AddService(nc, micro.Config{Name: "pool", Version: "1.0.0", QueueGroup: "pool",
+	svc, err := micro.AddService(nc, micro.Config{Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
 		Description: "treasury pool commands"})
 	if err != nil {
 		return nil, fmt.Errorf("adding micro service: %w", err)
 	}
 	c.svc = svc
-	g := svc.AddGroup("svc.pool")
 	// A command runs to its end even when the service is stopping: its context is not the
 	// service's, which a SIGTERM cancels (a rolling restart would fail the commands in flight
 	// with 500), but one bounded by CommandTimeout; Stop waits for it.
 	ctx = context.WithoutCancel(ctx)
-	if err := g.AddEndpoint("update_settings", micro.ContextHandler(ctx, c.bounded(c.updateSettings)),
-		micro.WithEndpointSubject("settings.update")); err != nil {
+	if err := svc.AddEndpoint(api.EndpointUpdateSettings, micro.ContextHandler(ctx, c.bounded(c.updateSettings)),
+		micro.WithEndpointSubject(api.SubjectUpdateSettings)); err != nil {
 		_ = svc.Stop()
 		return nil, err
 	}
-	if err := g.AddEndpoint("simulate_deposit", micro.ContextHandler(ctx, c.bounded(c.simulateDeposit)),
-		micro.WithEndpointSubject("deposits.simulate")); err != nil {
+	if err := svc.AddEndpoint(api.EndpointSimulateDeposit, micro.ContextHandler(ctx, c.bounded(c.simulateDeposit)),
+		micro.WithEndpointSubject(api.SubjectSimulateDeposit)); err != nil {
 		_ = svc.Stop()
 		return nil, err
 	}
@@ -145,7 +86,7 @@ func (c *Commands) bounded(h func(context.Context, micro.Request)) func(context.
 }
 
 func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
-	var in UpdateSettingsRequest
+	var in api.UpdateSettingsRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
 		c.fail(req, invalid("", "request is not valid JSON"))
 		return
@@ -164,7 +105,7 @@ func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
 		}
 		threshold = &a
 	}
-	var view adapters.BalanceView
+	var view api.Balance
 	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
 		if err := c.repo.LockPools(ctx, tx, id); err != nil {
 			return err
@@ -194,7 +135,7 @@ func (c *Commands) updateSettings(ctx context.Context, req micro.Request) {
 }
 
 func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
-	var in SimulateDepositRequest
+	var in api.SimulateDepositRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
 		c.fail(req, invalid("", "request is not valid JSON"))
 		return
@@ -222,7 +163,7 @@ func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
 	f := domain.Fact{Type: domain.Deposit, Key: domain.DepositKey(txHash), Amount: amount, TxHash: txHash,
 		Description: "Simulated deposit (test mode)", ConfirmedAt: now,
 		Cause: domain.Cause{CorrelationID: correlation}}
-	var out SimulateDepositResponse
+	var out api.SimulateDepositReply
 	err = pgx.BeginFunc(ctx, c.repo.DB(), func(tx pgx.Tx) error {
 		if err := c.repo.LockPools(ctx, tx, id); err != nil {
 			return err
@@ -235,9 +176,11 @@ func (c *Commands) simulateDeposit(ctx context.Context, req micro.Request) {
 		if len(rec.Movements) == 1 {
 			movementID = rec.Movements[0].ID
 		}
-		if out.Transaction, err = adapters.Transaction(ctx, tx, id, movementID); err != nil {
+		t, err := adapters.Transaction(ctx, tx, id, movementID)
+		if err != nil {
 			return err
 		}
+		out.Transaction = t.Transaction
 		out.Balance, err = adapters.Balance(ctx, tx, id)
 		return err
 	})
@@ -281,21 +224,21 @@ func (c *Commands) fail(req micro.Request, err error) {
 	var (
 		ve     *validationError
 		status string
-		body   CommandError
+		body   api.Error
 	)
 	switch {
 	case errors.As(err, &ve):
-		status, body = "400", CommandError{Code: CodeValidation, Message: ve.message, Field: ve.field}
+		status, body = "400", api.Error{Code: api.CodeValidation, Message: ve.message, Field: ve.field}
 	case errors.Is(err, domain.ErrInvalidAmount), errors.Is(err, domain.ErrAmountOutOfRange):
-		status, body = "400", CommandError{Code: CodeValidation, Message: err.Error()}
+		status, body = "400", api.Error{Code: api.CodeValidation, Message: err.Error()}
 	case errors.Is(err, domain.ErrTestModeOnly):
-		status, body = "403", CommandError{Code: CodeTestModeOnly, Message: "only available with test keys"}
+		status, body = "403", api.Error{Code: api.CodeTestModeOnly, Message: "only available with test keys"}
 	case errors.Is(err, context.DeadlineExceeded) || pg.Unavailable(err):
 		c.log.Warn("pool command did not finish", "subject", req.Subject(), "timeout", CommandTimeout, "err", err)
-		status, body = "503", CommandError{Code: CodeUnavailable, Message: "the pool did not answer in time; retry"}
+		status, body = "503", api.Error{Code: api.CodeUnavailable, Message: "the pool did not answer in time; retry"}
 	default:
 		c.log.Error("pool command failed", "subject", req.Subject(), "err", err)
-		status, body = "500", CommandError{Code: CodeInternal, Message: "internal error"}
+		status, body = "500", api.Error{Code: api.CodeInternal, Message: "internal error"}
 	}
 	data, _ := json.Marshal(body)
 	if err := req.Error(status, body.Message, data); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/ports"
 	"github.com/payplat/platform/services/pool/service"
 )
@@ -30,13 +31,13 @@ func TestCommandInFlightFinishesWhenTheServiceStops(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, eventstore.StreamLockKey(id.StreamID())); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(ports.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: id.Environment,
+	data, _ := json.Marshal(api.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: id.Environment,
 		Amount: "10.00", RequestID: "stop-1"})
 	reply := make(chan error, 1)
 	var code string
 	var body map[string]any
 	go func() {
-		msg, err := h.nc.Request(ports.SubjectSimulateDeposit, data, 10*time.Second)
+		msg, err := h.nc.Request(api.SubjectSimulateDeposit, data, 10*time.Second)
 		if err == nil {
 			code = msg.Header.Get("Nats-Service-Error-Code")
 			err = json.Unmarshal(msg.Data, &body)
@@ -64,6 +65,14 @@ func TestCommandInFlightFinishesWhenTheServiceStops(t *testing.T) {
 	}
 }
 
+// A command ends before the client stops waiting for it, so that the caller gets the pool's
+// answer (503 UNAVAILABLE, nothing recorded) rather than a timeout of its own.
+func TestCommandTimeoutIsBelowTheClients(t *testing.T) {
+	if ports.CommandTimeout >= api.Timeout {
+		t.Fatalf("command timeout %s, client timeout %s", ports.CommandTimeout, api.Timeout)
+	}
+}
+
 // waitLockWaiter waits until a session waits for the pool's advisory lock.
 func waitLockWaiter(t *testing.T, h *harness, id interface{ StreamID() string }) {
 	t.Helper()
@@ -88,7 +97,7 @@ func waitNoResponders(t *testing.T, h *harness) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := h.nc.Request("$SRV.PING.pool", nil, time.Second); errors.Is(err, nats.ErrNoResponders) {
+		if _, err := h.nc.Request("$SRV.PING."+api.ServiceName, nil, time.Second); errors.Is(err, nats.ErrNoResponders) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	poolv1 "github.com/payplat/platform/proto-events/gen/payplat/pool/v1"
 
-	"github.com/payplat/platform/services/pool/ports"
+	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/service"
 )
 
@@ -67,7 +68,7 @@ func TestThresholdChangeFiresAndRearms(t *testing.T) {
 	publish(t, h.js, depositFact(id, "0xa", "500.00"))
 	waitMovements(t, h.db(), id, 1)
 	for _, th := range []string{"600.00", "700.00", "400.00", "550.00"} {
-		reply := request(t, h, ports.SubjectUpdateSettings, ports.UpdateSettingsRequest{CompanyID: id.CompanyID,
+		reply := request(t, h, api.SubjectUpdateSettings, api.UpdateSettingsRequest{CompanyID: id.CompanyID,
 			Environment: id.Environment, LowThreshold: &th})
 		if reply["low_threshold"] != th {
 			t.Fatalf("settings reply %v", reply)
@@ -88,7 +89,7 @@ func TestCommands(t *testing.T) {
 
 	// A new pool answers with the defaults; a partial update keeps the other setting.
 	on := true
-	got := request(t, h, ports.SubjectUpdateSettings, ports.UpdateSettingsRequest{CompanyID: id.CompanyID,
+	got := request(t, h, api.SubjectUpdateSettings, api.UpdateSettingsRequest{CompanyID: id.CompanyID,
 		Environment: id.Environment, AutoTopUpEnabled: &on})
 	want := map[string]any{"balance": "0.00", "currency": "USDC", "low_threshold": "100.00", "is_low": true,
 		"remaining_before_alert": "0.00", "auto_top_up_enabled": true}
@@ -96,7 +97,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("settings reply %v, want %v", got, want)
 	}
 
-	dep := request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: id.CompanyID,
+	dep := request(t, h, api.SubjectSimulateDeposit, api.SimulateDepositRequest{CompanyID: id.CompanyID,
 		Environment: id.Environment, Amount: "250.50", RequestID: "req-1", CorrelationID: "corr-1"})
 	tx := dep["transaction"].(map[string]any)
 	if tx["type"] != "DEPOSIT" || tx["amount"] != "250.50" || tx["balance_before"] != "0.00" ||
@@ -107,7 +108,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("a deposit has no payment reference: %v", tx)
 	}
 	// The same request again is the same deposit.
-	again := request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: id.CompanyID,
+	again := request(t, h, api.SubjectSimulateDeposit, api.SimulateDepositRequest{CompanyID: id.CompanyID,
 		Environment: id.Environment, Amount: "250.50", RequestID: "req-1"})
 	if again["transaction"].(map[string]any)["id"] != tx["id"] {
 		t.Fatalf("repeated request recorded another deposit: %v", again)
@@ -122,21 +123,37 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("deposit_received %+v", d)
 	}
 
-	live := ports.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "live", Amount: "1.00"}
-	if code, body := requestError(t, h, ports.SubjectSimulateDeposit, live); code != "403" || body.Code != ports.CodeTestModeOnly {
+	live := api.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "live", Amount: "1.00"}
+	if code, body := requestError(t, h, api.SubjectSimulateDeposit, live); code != "403" || body.Code != api.CodeTestModeOnly {
 		t.Fatalf("live simulate: %s %+v", code, body)
 	}
 	for _, amount := range []string{"0", "-1.00", "1.0000001", "abc", ""} {
-		bad := ports.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "test", Amount: amount}
-		if code, body := requestError(t, h, ports.SubjectSimulateDeposit, bad); code != "400" ||
-			body.Code != ports.CodeValidation || body.Field != "amount" {
+		bad := api.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "test", Amount: amount}
+		if code, body := requestError(t, h, api.SubjectSimulateDeposit, bad); code != "400" ||
+			body.Code != api.CodeValidation || body.Field != "amount" {
 			t.Fatalf("amount %q: %s %+v", amount, code, body)
 		}
 	}
 	th := "-5"
-	bad := ports.UpdateSettingsRequest{CompanyID: id.CompanyID, Environment: "test", LowThreshold: &th}
-	if code, body := requestError(t, h, ports.SubjectUpdateSettings, bad); code != "400" || body.Field != "low_threshold" {
+	bad := api.UpdateSettingsRequest{CompanyID: id.CompanyID, Environment: "test", LowThreshold: &th}
+	if code, body := requestError(t, h, api.SubjectUpdateSettings, bad); code != "400" || body.Field != "low_threshold" {
 		t.Fatalf("negative threshold: %s %+v", code, body)
+	}
+
+	// The client the gateway uses reads the same replies, typed.
+	c := api.NewClient(h.nc)
+	ctx := context.Background()
+	typed, err := c.SimulateDeposit(ctx, api.SimulateDepositRequest{CompanyID: id.CompanyID,
+		Environment: id.Environment, Amount: "250.50", RequestID: "req-1"})
+	if err != nil || typed.Transaction.ID.String() != tx["id"] || typed.Balance.Balance.String() != "250.50" {
+		t.Fatalf("client simulate: %+v, %v", typed, err)
+	}
+	var e *api.Error
+	if _, err := c.SimulateDeposit(ctx, live); !errors.As(err, &e) || e.Code != api.CodeTestModeOnly {
+		t.Fatalf("client live simulate: %v", err)
+	}
+	if _, err := c.UpdateSettings(ctx, bad); !errors.As(err, &e) || e.Code != api.CodeValidation || e.Field != "low_threshold" {
+		t.Fatalf("client negative threshold: %v", err)
 	}
 }
 
@@ -157,14 +174,14 @@ func request(t *testing.T, h *harness, subject string, v any) map[string]any {
 	return out
 }
 
-func requestError(t *testing.T, h *harness, subject string, v any) (string, ports.CommandError) {
+func requestError(t *testing.T, h *harness, subject string, v any) (string, api.Error) {
 	t.Helper()
 	data, _ := json.Marshal(v)
 	msg, err := h.nc.Request(subject, data, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body ports.CommandError
+	var body api.Error
 	_ = json.Unmarshal(msg.Data, &body)
 	return msg.Header.Get("Nats-Service-Error-Code"), body
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/payplat/platform/pkg/projection"
 
 	"github.com/payplat/platform/services/pool/adapters"
-	"github.com/payplat/platform/services/pool/ports"
+	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/service"
 )
 
@@ -29,7 +29,7 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b, untouched := newPoolID(t, h.db(), "test"), newPoolID(t, h.db(), "live"), newPoolID(t, h.db(), "test")
-	settings := func(req ports.UpdateSettingsRequest) { request(t, h, ports.SubjectUpdateSettings, req) }
+	settings := func(req api.UpdateSettingsRequest) { request(t, h, api.SubjectUpdateSettings, req) }
 	threshold := func(s string) *string { return &s }
 	on, off := true, false
 
@@ -41,12 +41,12 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 	publish(t, h.js, refundFact(a, "p1", "60.00"))
 	publish(t, h.js, withdrawalFact(a, "w1", "100.00"))
 	waitMovements(t, h.db(), a, 5)
-	settings(ports.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment,
+	settings(api.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment,
 		LowThreshold: threshold("450.00"), RequestID: "req-th"}) // 384.75 < 450: crossing
-	settings(ports.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment, AutoTopUpEnabled: &on})
-	request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: a.CompanyID,
+	settings(api.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment, AutoTopUpEnabled: &on})
+	request(t, h, api.SubjectSimulateDeposit, api.SimulateDepositRequest{CompanyID: a.CompanyID,
 		Environment: a.Environment, Amount: "100.00", RequestID: "sim-1"}) // back above: re-armed
-	request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: a.CompanyID,
+	request(t, h, api.SubjectSimulateDeposit, api.SimulateDepositRequest{CompanyID: a.CompanyID,
 		Environment: a.Environment, Amount: "0.000001"})
 	publish(t, h.js, paymentFact(a, "p3", "80.00")) // crossing again
 	waitMovements(t, h.db(), a, 8)
@@ -54,10 +54,10 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 	publish(t, h.js, depositFact(b, "0xb1", "120.00"))
 	publish(t, h.js, paymentFact(b, "p4", "30.00")) // crossing the default 100.00
 	waitMovements(t, h.db(), b, 2)
-	settings(ports.UpdateSettingsRequest{CompanyID: b.CompanyID, Environment: b.Environment,
+	settings(api.UpdateSettingsRequest{CompanyID: b.CompanyID, Environment: b.Environment,
 		LowThreshold: threshold("0.00"), AutoTopUpEnabled: &off})
 	// Settings set to what they are on a pool that has no event: no event, and no row.
-	settings(ports.UpdateSettingsRequest{CompanyID: untouched.CompanyID, Environment: untouched.Environment,
+	settings(api.UpdateSettingsRequest{CompanyID: untouched.CompanyID, Environment: untouched.Environment,
 		LowThreshold: threshold("100.00"), AutoTopUpEnabled: &off})
 
 	types := storeTypes(t, h.db(), a)
@@ -125,8 +125,8 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 	ms := waitMovements(t, h.db(), b, 3)
 	checkChain(t, h.db(), b, ms)
 	checkChain(t, h.db(), a, waitMovements(t, h.db(), a, 9))
-	settings(ports.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment, AutoTopUpEnabled: &off})
-	request(t, h, ports.SubjectSimulateDeposit, ports.SimulateDepositRequest{CompanyID: a.CompanyID,
+	settings(api.UpdateSettingsRequest{CompanyID: a.CompanyID, Environment: a.Environment, AutoTopUpEnabled: &off})
+	request(t, h, api.SubjectSimulateDeposit, api.SimulateDepositRequest{CompanyID: a.CompanyID,
 		Environment: a.Environment, Amount: "1.00", RequestID: "sim-1"}) // a repeat: nothing new
 	verifyClean("after more traffic")
 }

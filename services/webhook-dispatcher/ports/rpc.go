@@ -12,96 +12,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
-// The request-reply service the gateway calls. Every instance joins the queue group, so each
-// request is answered once.
-const (
-	ServiceName    = "webhooks"
-	QueueGroup     = "webhooks"
-	SubjectConfig  = "webhooks.config"
-	SubjectRetry   = "webhooks.retry"
-	SubjectCronRun = "webhooks.cron"
-)
-
-// Error codes of a failed request (the Nats-Service-Error-Code header); the body is an
-// ErrorBody.
-const (
-	CodeInvalid  = "400"
-	CodeNotFound = "404"
-	CodeInFlight = "409"
-	// CodeRateLimited refuses a manual retry over its company's rate; the body's RetryAfter says
-	// when the next is accepted.
-	CodeRateLimited = "429"
-	CodeInternal    = "500"
-)
-
-// ConfigRequest configures the endpoint of a company and environment.
-type ConfigRequest struct {
-	CompanyID   string  `json:"company_id"`
-	Environment string  `json:"environment"`
-	URL         *string `json:"url,omitempty"`
-	Enabled     *bool   `json:"enabled,omitempty"`
-	RollSecret  bool    `json:"roll_secret"`
-}
-
-// ConfigReply is the endpoint after the change. Secret is set only when it was just created.
-type ConfigReply struct {
-	URL           string `json:"url"`
-	Enabled       bool   `json:"enabled"`
-	Secret        string `json:"secret,omitempty"`
-	SecretVersion int    `json:"secret_version"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
-}
-
-// RetryRequest asks for an immediate attempt of one delivery.
-type RetryRequest struct {
-	CompanyID   string `json:"company_id"`
-	Environment string `json:"environment"`
-	LogID       string `json:"log_id"`
-}
-
-// CronRequest asks for one run of the due retries.
-type CronRequest struct {
-	Limit int `json:"limit,omitempty"`
-}
-
-// CronReply counts a cron run's attempts.
-type CronReply struct {
-	TotalProcessed int `json:"total_processed"`
-	Successful     int `json:"successful"`
-	Failed         int `json:"failed"`
-}
-
-// LogEntry is a delivery log entry (SPEC 2.8), as the gateway serves it.
-type LogEntry struct {
-	ID             string  `json:"id"`
-	EventID        string  `json:"event_id"`
-	EventType      string  `json:"event_type"`
-	Status         string  `json:"status"`
-	Attempts       int     `json:"attempts"`
-	LastAttemptAt  *string `json:"last_attempt_at"`
-	NextRetryAt    *string `json:"next_retry_at"`
-	ResponseStatus *int    `json:"response_status"`
-	ResponseBody   *string `json:"response_body"`
-	ErrorMessage   *string `json:"error_message"`
-	CreatedAt      string  `json:"created_at"`
-}
-
-// ErrorBody is the body of an error reply.
-type ErrorBody struct {
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	// RetryAfter is the seconds until a request refused for its rate (429) will be accepted.
-	RetryAfter int `json:"retry_after,omitempty"`
-}
-
 // NewLogEntry renders a delivery.
-func NewLogEntry(d domain.Delivery) LogEntry {
-	return LogEntry{
+func NewLogEntry(d domain.Delivery) api.LogEntry {
+	return api.LogEntry{
 		ID: d.ID.String(), EventID: d.EventID.String(), EventType: d.EventType, Status: d.Status,
 		Attempts: d.Attempts, LastAttemptAt: formatTime(d.LastAttemptAt), NextRetryAt: formatTime(d.NextRetryAt()),
 		ResponseStatus: d.ResponseStatus, ResponseBody: d.ResponseBody, ErrorMessage: d.ErrorMessage,
@@ -117,8 +35,9 @@ func formatTime(t *time.Time) *string {
 	return &s
 }
 
-// RPC serves the "webhooks" service. Each request is handled on its own goroutine, so a cron
-// run waiting on slow endpoints never holds up a configuration change or a manual retry.
+// RPC serves the request-reply service of package api. Each request is handled on its own
+// goroutine, so a cron run waiting on slow endpoints never holds up a configuration change or a
+// manual retry.
 type RPC struct {
 	d        *app.Dispatcher
 	log      *slog.Logger
@@ -132,26 +51,25 @@ func NewRPC(d *app.Dispatcher, log *slog.Logger) *RPC { return &RPC{d: d, log: l
 // requests and waits for those in flight.
 func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 	svc, err := micro.AddService(nc, micro.Config{
-		Name: ServiceName, Version: "1.0.0", QueueGroup: QueueGroup,
+		Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
 		Description: "webhook endpoint configuration, manual retries and cron runs",
 	})
 	if err != nil {
 		return nil, err
 	}
 	handlers := map[string]func(context.Context, micro.Request){
-		SubjectConfig:  r.config,
-		SubjectRetry:   r.retry,
-		SubjectCronRun: r.cron,
+		api.EndpointConfig: r.config,
+		api.EndpointRetry:  r.retry,
+		api.EndpointCron:   r.cron,
 	}
-	for subject, h := range handlers {
-		name := subject[len(ServiceName)+1:]
+	for name, h := range handlers {
 		err := svc.AddEndpoint(name, micro.HandlerFunc(func(req micro.Request) {
 			r.inflight.Add(1)
 			go func() {
 				defer r.inflight.Done()
 				h(ctx, laterReply{Request: req, nc: nc})
 			}()
-		}), micro.WithEndpointSubject(subject))
+		}), micro.WithEndpointSubject(api.Subject(name)))
 		if err != nil {
 			_ = svc.Stop()
 			return nil, err
@@ -194,7 +112,7 @@ func (l laterReply) Error(code, description string, data []byte, _ ...micro.Resp
 }
 
 func (r *RPC) config(ctx context.Context, req micro.Request) {
-	var in ConfigRequest
+	var in api.ConfigRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
 		r.fail(req, domain.Invalid("body", "malformed request"))
 		return
@@ -206,12 +124,12 @@ func (r *RPC) config(ctx context.Context, req micro.Request) {
 		return
 	}
 	e := out.Endpoint
-	r.reply(req, ConfigReply{URL: e.URL, Enabled: e.Enabled, Secret: out.Secret, SecretVersion: e.SecretVersion,
+	r.reply(req, api.ConfigReply{URL: e.URL, Enabled: e.Enabled, Secret: out.Secret, SecretVersion: e.SecretVersion,
 		CreatedAt: e.CreatedAt.UTC().Format(domain.TimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(domain.TimeLayout)})
 }
 
 func (r *RPC) retry(ctx context.Context, req micro.Request) {
-	var in RetryRequest
+	var in api.RetryRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
 		r.fail(req, domain.Invalid("body", "malformed request"))
 		return
@@ -230,7 +148,7 @@ func (r *RPC) retry(ctx context.Context, req micro.Request) {
 }
 
 func (r *RPC) cron(ctx context.Context, req micro.Request) {
-	var in CronRequest
+	var in api.CronRequest
 	if len(req.Data()) > 0 {
 		if err := json.Unmarshal(req.Data(), &in); err != nil {
 			r.fail(req, domain.Invalid("body", "malformed request"))
@@ -242,7 +160,7 @@ func (r *RPC) cron(ctx context.Context, req micro.Request) {
 		r.fail(req, err)
 		return
 	}
-	r.reply(req, CronReply{TotalProcessed: res.TotalProcessed, Successful: res.Successful, Failed: res.Failed})
+	r.reply(req, api.CronReply{TotalProcessed: res.TotalProcessed, Successful: res.Successful, Failed: res.Failed})
 }
 
 func (r *RPC) reply(req micro.Request, v any) {
@@ -255,24 +173,23 @@ func (r *RPC) fail(req micro.Request, err error) {
 	var (
 		v       *domain.ValidationError
 		limited *domain.RateLimitedError
-		code    string
-		body    ErrorBody
+		body    api.Error
 	)
 	switch {
 	case errors.As(err, &v):
-		code, body = CodeInvalid, ErrorBody{Message: v.Message, Field: v.Field}
+		body = api.Error{Code: api.CodeInvalid, Message: v.Message, Field: v.Field}
 	case errors.As(err, &limited):
-		code, body = CodeRateLimited, ErrorBody{Message: limited.Error(), RetryAfter: limited.Seconds()}
+		body = api.Error{Code: api.CodeRateLimited, Message: limited.Error(), RetryAfter: limited.Seconds()}
 	case errors.Is(err, domain.ErrNotFound):
-		code, body = CodeNotFound, ErrorBody{Message: "webhook delivery not found"}
+		body = api.Error{Code: api.CodeNotFound, Message: "webhook delivery not found"}
 	case errors.Is(err, domain.ErrInFlight):
-		code, body = CodeInFlight, ErrorBody{Message: err.Error()}
+		body = api.Error{Code: api.CodeInFlight, Message: err.Error()}
 	default:
 		r.log.Error("webhooks request failed", "subject", req.Subject(), "err", err)
-		code, body = CodeInternal, ErrorBody{Message: "internal error"}
+		body = api.Error{Code: api.CodeInternal, Message: "internal error"}
 	}
 	data, _ := json.Marshal(body)
-	if err := req.Error(code, body.Message, data); err != nil {
+	if err := req.Error(body.Code, body.Message, data); err != nil {
 		r.log.Warn("replying with an error", "subject", req.Subject(), "err", err)
 	}
 }

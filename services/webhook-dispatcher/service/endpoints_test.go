@@ -12,6 +12,7 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -122,9 +123,9 @@ func (h *harness) deliveryCount() int {
 
 func (h *harness) setEnabled(company string, enabled bool) {
 	h.t.Helper()
-	var out ports.ConfigReply
-	req := ports.ConfigRequest{CompanyID: company, Environment: "test", Enabled: &enabled}
-	if code := h.request(ports.SubjectConfig, req, &out); code != "" {
+	var out api.ConfigReply
+	req := api.ConfigRequest{CompanyID: company, Environment: "test", Enabled: &enabled}
+	if code := h.request(api.Subject(api.EndpointConfig), req, &out); code != "" {
 		h.t.Fatalf("configure: error %s", code)
 	}
 	if out.Enabled != enabled {

@@ -31,6 +31,7 @@ import (
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
@@ -173,41 +174,42 @@ func (h *harness) request(subject string, in, out any) (errCode string) {
 	return ""
 }
 
-// requestError sends a request that must fail and returns the error reply's body.
-func (h *harness) requestError(subject string, in any) ports.ErrorBody {
+// requestError sends a request that must fail and returns the error reply: its code from the
+// header, the rest from the body.
+func (h *harness) requestError(subject string, in any) api.Error {
 	h.t.Helper()
 	data, _ := json.Marshal(in)
 	msg, err := h.nc.Request(subject, data, 30*time.Second)
 	if err != nil {
 		h.t.Fatalf("%s: %v", subject, err)
 	}
-	if msg.Header.Get("Nats-Service-Error-Code") == "" {
+	body := api.Error{Code: msg.Header.Get("Nats-Service-Error-Code")}
+	if body.Code == "" {
 		h.t.Fatalf("%s succeeded: %s", subject, msg.Data)
 	}
-	var body ports.ErrorBody
 	if err := json.Unmarshal(msg.Data, &body); err != nil {
 		h.t.Fatalf("%s: %v: %s", subject, err, msg.Data)
 	}
 	return body
 }
 
-func (h *harness) configure(company, url string, roll bool) ports.ConfigReply {
+func (h *harness) configure(company, url string, roll bool) api.ConfigReply {
 	h.t.Helper()
-	var out ports.ConfigReply
-	req := ports.ConfigRequest{CompanyID: company, Environment: "test", RollSecret: roll}
+	var out api.ConfigReply
+	req := api.ConfigRequest{CompanyID: company, Environment: "test", RollSecret: roll}
 	if url != "" {
 		req.URL = &url
 	}
-	if code := h.request(ports.SubjectConfig, req, &out); code != "" {
+	if code := h.request(api.Subject(api.EndpointConfig), req, &out); code != "" {
 		h.t.Fatalf("configure: error %s", code)
 	}
 	return out
 }
 
-func (h *harness) cron() ports.CronReply {
+func (h *harness) cron() api.CronReply {
 	h.t.Helper()
-	var out ports.CronReply
-	if code := h.request(ports.SubjectCronRun, ports.CronRequest{}, &out); code != "" {
+	var out api.CronReply
+	if code := h.request(api.Subject(api.EndpointCron), api.CronRequest{}, &out); code != "" {
 		h.t.Fatalf("cron: error %s", code)
 	}
 	return out

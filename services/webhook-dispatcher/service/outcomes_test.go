@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
 )
 
@@ -39,7 +40,7 @@ func TestRecordedAttemptsAreAnnouncedToTheirCompanyOnly(t *testing.T) {
 	var entry struct {
 		Status string `json:"status"`
 	}
-	if code := h.request("webhooks.retry", map[string]string{"company_id": "acme", "environment": "test",
+	if code := h.request(api.Subject(api.EndpointRetry), map[string]string{"company_id": "acme", "environment": "test",
 		"log_id": first.DeliveryID}, &entry); code != "" || entry.Status != "SUCCESS" {
 		t.Fatalf("manual retry: code %q entry %+v", code, entry)
 	}

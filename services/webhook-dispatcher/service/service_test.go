@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,8 +24,8 @@ import (
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
-	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
 
@@ -292,8 +293,8 @@ func TestRetryScheduleToPermanentFailureAndManualRetry(t *testing.T) {
 
 	// Manual retry: dispatched at once although permanently failed.
 	rc.setRespond(status(http.StatusOK))
-	var entry ports.LogEntry
-	if code := h.request(ports.SubjectRetry, ports.RetryRequest{CompanyID: "acme", Environment: "test",
+	var entry api.LogEntry
+	if code := h.request(api.Subject(api.EndpointRetry), api.RetryRequest{CompanyID: "acme", Environment: "test",
 		LogID: row.ID.String()}, &entry); code != "" {
 		t.Fatalf("manual retry: %s", code)
 	}
@@ -301,15 +302,21 @@ func TestRetryScheduleToPermanentFailureAndManualRetry(t *testing.T) {
 		entry.ErrorMessage != nil {
 		t.Fatalf("manual retry entry %+v", entry)
 	}
-	for _, req := range []ports.RetryRequest{
+	for _, req := range []api.RetryRequest{
 		{CompanyID: "other", Environment: "test", LogID: row.ID.String()},
 		{CompanyID: "acme", Environment: "live", LogID: row.ID.String()},
 		{CompanyID: "acme", Environment: "test", LogID: "not-a-uuid"},
 		{CompanyID: "acme", Environment: "test", LogID: uuid.NewString()},
 	} {
-		if code := h.request(ports.SubjectRetry, req, nil); code != ports.CodeNotFound {
+		if code := h.request(api.Subject(api.EndpointRetry), req, nil); code != api.CodeNotFound {
 			t.Fatalf("retry %+v: code %q, want 404", req, code)
 		}
+	}
+	// The client the gateway uses reads the same replies, typed.
+	var e *api.Error
+	if _, err := api.NewClient(h.nc).Retry(context.Background(), api.RetryRequest{CompanyID: "other",
+		Environment: "test", LogID: row.ID.String()}); !errors.As(err, &e) || e.Code != api.CodeNotFound {
+		t.Fatalf("client retry of another company's delivery: %v", err)
 	}
 }
 
@@ -330,7 +337,7 @@ func TestConcurrentCronRunsNeverDoubleSend(t *testing.T) {
 	})
 	firstHits := len(rc.got())
 	var wg sync.WaitGroup
-	results := make([]ports.CronReply, 2)
+	results := make([]api.CronReply, 2)
 	for i := range results {
 		wg.Go(func() { results[i] = h.cron() })
 	}
@@ -384,8 +391,8 @@ func TestCronRecoversDeliveriesStuckInFlight(t *testing.T) {
 	if len(hits) != 1 || hits[0].header.Get("X-Webhook-Id") != crashed.String() {
 		t.Fatalf("hits %v", hits)
 	}
-	if code := h.request(ports.SubjectRetry, ports.RetryRequest{CompanyID: "acme", Environment: "test",
-		LogID: live.String()}, nil); code != ports.CodeInFlight {
+	if code := h.request(api.Subject(api.EndpointRetry), api.RetryRequest{CompanyID: "acme", Environment: "test",
+		LogID: live.String()}, nil); code != api.CodeInFlight {
 		t.Fatalf("manual retry of a delivery in flight: code %q, want 409", code)
 	}
 	for _, r := range h.deliveries("acme") {
@@ -522,12 +529,12 @@ func TestConfigurationAndSecretRoll(t *testing.T) {
 	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope",
 		"https://hooks.example.com:8080/", "https://hooks.example.com:22/"} {
 		u := bad
-		if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != ports.CodeInvalid {
+		if code := h.request(api.Subject(api.EndpointConfig), api.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != api.CodeInvalid {
 			t.Fatalf("url %q: code %q, want 400", bad, code)
 		}
 	}
 	redis := "https://hooks.example.com:6379/"
-	if e := h.requestError(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test",
+	if e := h.requestError(api.Subject(api.EndpointConfig), api.ConfigRequest{CompanyID: "acme", Environment: "test",
 		URL: &redis}); e.Field != "url" || !strings.Contains(e.Message, "443 or 8443") {
 		t.Fatalf("port 6379 refused with %+v, want the field url and the allowed ports", e)
 	}
@@ -536,8 +543,8 @@ func TestConfigurationAndSecretRoll(t *testing.T) {
 	}
 	h.configure("acme", "https://hooks.example.com:8443/in", false)
 	off := false
-	var out ports.ConfigReply
-	if code := h.request(ports.SubjectConfig, ports.ConfigRequest{CompanyID: "acme", Environment: "test", Enabled: &off}, &out); code != "" || out.Enabled {
+	var out api.ConfigReply
+	if code := h.request(api.Subject(api.EndpointConfig), api.ConfigRequest{CompanyID: "acme", Environment: "test", Enabled: &off}, &out); code != "" || out.Enabled {
 		t.Fatalf("disable: %s %+v", code, out)
 	}
 }
