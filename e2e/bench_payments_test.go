@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,12 @@ type paymentsBench struct {
 // three rows are visible (loadgen.LagTracker: one payment in 5 tracked, the outstanding ones
 // looked up by key every 15 ms or more); p50, p99 and max.
 //
+// raw-jetstream-fanout-half-rate, the floor under lag-half-rate: the raw fan-out paced at the
+// same rate, its consumers fetching as the services do (bus.FetchAvailable); the CPU the bus
+// alone spends per lifecycle at that rate, and each message's lag to its acknowledgement.
+//
+// lag-tenth-rate and raw-jetstream-fanout-tenth-rate: the same at a tenth of the full rate.
+//
 //	go test -run '^$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
 func BenchmarkPaymentsEndToEnd(b *testing.B) {
 	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
@@ -89,7 +96,10 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 	b.Run("raw-jetstream-fanout", pb.runRawJetStreamFanout)
 	b.Run("raw-postgres", pb.runRawPostgres)
 	b.Run("stack", pb.runStack)
-	b.Run("lag-half-rate", pb.runLag)
+	b.Run("lag-half-rate", pb.lagAt(0.5))
+	b.Run("raw-jetstream-fanout-half-rate", pb.rawFanoutAt(0.5))
+	b.Run("lag-tenth-rate", pb.lagAt(0.1))
+	b.Run("raw-jetstream-fanout-tenth-rate", pb.rawFanoutAt(0.1))
 }
 
 // benchJetStream is a JetStream context of its own connection, as the NATS user, whose
@@ -178,12 +188,13 @@ func (pb *paymentsBench) deadLetterCheck(b *testing.B) func(context.Context) err
 	}
 }
 
-func (pb *paymentsBench) runLag(b *testing.B) {
-	rate := pb.fullSpeed / 2
-	if rate <= 0 {
-		rate = benchTargetRate / 2
-		b.Logf("no full-speed rate measured in this run: publishing at %.0f lifecycles/s", rate)
-	}
+// lagAt returns the part that measures the projection lag at fraction of the full-speed rate.
+func (pb *paymentsBench) lagAt(fraction float64) func(*testing.B) {
+	return func(b *testing.B) { pb.runLag(b, fraction) }
+}
+
+func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
+	rate := pb.pacedRate(b, fraction)
 	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
 	defer cancel()
 	// The tables were filled within the last minute, before autovacuum's first look: without
@@ -226,12 +237,23 @@ func (pb *paymentsBench) runLag(b *testing.B) {
 	}
 }
 
+// pacedRate is fraction of the run's full-speed rate (of benchTargetRate when the stack part did
+// not run).
+func (pb *paymentsBench) pacedRate(b *testing.B, fraction float64) float64 {
+	if pb.fullSpeed > 0 {
+		return fraction * pb.fullSpeed
+	}
+	rate := fraction * benchTargetRate
+	b.Logf("no full-speed rate measured in this run: publishing at %.0f lifecycles/s", rate)
+	return rate
+}
+
 // runRawJetStream publishes the same lifecycles (the same messages, sizes and headers) to a
 // stream of their own with the PAYMENTS stream's configuration while one durable pull consumer
 // fetches them in batches of 500 and acknowledges each, and reports lifecycles/s from the first
 // publish to the last acknowledgement. The stream is deleted afterwards.
 func (pb *paymentsBench) runRawJetStream(b *testing.B) {
-	pb.rawJetStream = pb.rawJetStreamWith(b, 1)
+	pb.rawJetStream, _ = pb.rawJetStreamWith(b, 1, 0)
 	b.ReportMetric(pb.rawJetStream, "lifecycles/s")
 }
 
@@ -241,15 +263,36 @@ func (pb *paymentsBench) runRawJetStream(b *testing.B) {
 // (Unfiltered, so every consumer takes all three events of a lifecycle; some of the real ones
 // filter out a part.)
 func (pb *paymentsBench) runRawJetStreamFanout(b *testing.B) {
-	pb.rawFanout = pb.rawJetStreamWith(b, benchPaymentsConsumers)
+	pb.rawFanout, _ = pb.rawJetStreamWith(b, benchPaymentsConsumers, 0)
 	b.ReportMetric(pb.rawFanout, "lifecycles/s")
 }
 
-// rawJetStreamWith publishes b.N lifecycles to a stream of their own with the PAYMENTS stream's
-// configuration while consumers durable pull consumers each fetch and acknowledge all of them,
-// and returns lifecycles/s from the first publish to the last acknowledgement of the slowest
-// consumer. The stream is deleted afterwards.
-func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
+// rawFanoutAt returns the part that paces the raw fan-out at fraction of the stack's full-speed
+// rate: the bus's own cost per lifecycle and its lag (publish to acknowledgement by each
+// consumer) at the rate of the lag-* part with the same fraction, the floor under that part.
+func (pb *paymentsBench) rawFanoutAt(fraction float64) func(*testing.B) {
+	return func(b *testing.B) {
+		rate := pb.pacedRate(b, fraction)
+		cpuFrom := sampleCPU(context.Background(), pb.db)
+		_, lags := pb.rawJetStreamWith(b, benchPaymentsConsumers, rate)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(loadgen.Percentile(lags, 0.50)), "lag-p50-ms")
+		b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
+		if b.N > 1 {
+			b.Logf("%d lifecycles at %.0f/s to %d raw consumers, lag of every message: p50 %s, p99 %s, max %s\n%s",
+				b.N, rate, benchPaymentsConsumers, loadgen.Percentile(lags, 0.5), loadgen.Percentile(lags, 0.99),
+				loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(context.Background(), pb.db), b.N))
+		}
+	}
+}
+
+// rawJetStreamWith publishes b.N lifecycles (at rate lifecycles/s, or at full speed for 0) to a
+// stream of their own with the PAYMENTS stream's configuration while consumers durable pull
+// consumers each fetch and acknowledge all of them, and returns lifecycles/s from the first
+// publish to the last acknowledgement of the slowest consumer, and each message's lag (from its
+// store in the stream to its acknowledgement) in every consumer. The stream is deleted
+// afterwards.
+func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate float64) (float64, []time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
 	defer cancel()
 	var cfg jetstream.StreamConfig
@@ -274,13 +317,14 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
 	}
 	want := 3 * b.N
 	consumed := make(chan error, consumers)
+	lags := make([][]time.Duration, consumers)
 	b.ResetTimer()
 	start := time.Now()
-	for _, cons := range conss {
-		go func() { consumed <- consumeAll(ctx, cons, want) }()
+	for i, cons := range conss {
+		go func() { consumed <- consumeAll(ctx, cons, want, rate > 0, &lags[i]) }()
 	}
 	// The operator publishes: the payments publisher may publish only payment.>.
-	if _, err := loadgen.Run(ctx, pb.ops, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight,
+	if _, err := loadgen.Run(ctx, pb.ops, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight, Rate: rate,
 		SubjectPrefix: "rawbench."}); err != nil {
 		b.Fatal(err)
 	}
@@ -290,12 +334,36 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int) float64 {
 		}
 	}
 	b.StopTimer()
-	return float64(b.N) / time.Since(start).Seconds()
+	var all []time.Duration
+	for _, l := range lags {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	return float64(b.N) / time.Since(start).Seconds(), all
 }
 
-// consumeAll fetches and acknowledges n messages.
-func consumeAll(ctx context.Context, cons jetstream.Consumer, n int) error {
+// consumeAll fetches and acknowledges n messages, and appends to lags each one's time from its
+// store in the stream to its acknowledgement. Paced, it fetches as the services do
+// (bus.FetchAvailable: what is there, completed by what comes within the linger), so that its
+// lag is that of a consumer that does nothing else; at full speed it asks for 500 at a time.
+func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool, lags *[]time.Duration) error {
 	for got := 0; got < n; {
+		if paced {
+			msgs, err := bus.FetchAvailable(ctx, cons, 500, time.Second)
+			if err != nil {
+				return err
+			}
+			for _, m := range msgs {
+				if err := m.Ack(); err != nil {
+					return err
+				}
+				if md, err := m.Metadata(); err == nil {
+					*lags = append(*lags, time.Since(md.Timestamp))
+				}
+				got++
+			}
+			continue
+		}
 		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return err
@@ -303,6 +371,9 @@ func consumeAll(ctx context.Context, cons jetstream.Consumer, n int) error {
 		for m := range batch.Messages() {
 			if err := m.Ack(); err != nil {
 				return err
+			}
+			if md, err := m.Metadata(); err == nil {
+				*lags = append(*lags, time.Since(md.Timestamp))
 			}
 			got++
 		}
