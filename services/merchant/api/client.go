@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // DefaultTimeout bounds a request when the context has no deadline.
@@ -48,38 +48,29 @@ func (c *Client) GetStatus(ctx context.Context, requestID string, req GetStatusR
 }
 
 // call sends req to endpoint and decodes the reply into out. Error replies come back as
-// *Error; no responder or a timeout as *Error with CodeServiceUnavailable.
+// *Error; no responder, a timeout or a closed connection as *Error with CodeServiceUnavailable.
 func (c *Client) call(ctx context.Context, endpoint, requestID string, req, out any) error {
-	data, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
 	msg := nats.NewMsg(Subject(endpoint))
-	msg.Data = data
 	if requestID != "" {
 		msg.Header.Set(HeaderRequestID, requestID)
 	}
-	reply, err := c.nc.RequestMsgWithContext(ctx, msg)
+	err := natsx.RequestJSON(ctx, c.nc, msg, req, out)
+	var r *natsx.ReplyError
 	switch {
-	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		return &Error{Code: CodeServiceUnavailable, Message: fmt.Sprintf("merchant service: %v", err)}
-	case err != nil:
-		return fmt.Errorf("calling merchant service %s: %w", endpoint, err)
-	}
-	if code := reply.Header.Get(micro.ErrorCodeHeader); code != "" {
+	case errors.Is(err, natsx.ErrUnavailable):
+		return &Error{Code: CodeServiceUnavailable, Message: err.Error()}
+	case errors.As(err, &r):
+		// The service puts its own error, code included, in the body.
 		e := &Error{}
-		if json.Unmarshal(reply.Data, e) != nil || e.Code == "" {
-			e = &Error{Code: code, Message: reply.Header.Get(micro.ErrorHeader)}
+		if json.Unmarshal(r.Body, e) != nil || e.Code == "" {
+			e = &Error{Code: r.Code, Message: r.Description}
 		}
 		return e
 	}
-	if err := json.Unmarshal(reply.Data, out); err != nil {
-		return fmt.Errorf("decoding merchant service reply: %w", err)
-	}
-	return nil
+	return err
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // Client calls the pool service.
@@ -31,30 +31,22 @@ func (c *Client) SimulateDeposit(ctx context.Context, req SimulateDepositRequest
 }
 
 // call sends req to subject, waiting at most Timeout, and decodes the reply into out. Error
-// replies come back as *Error; no responder or a timeout as *Error with CodeServiceUnavailable.
+// replies come back as *Error; no answer as *Error with CodeServiceUnavailable.
 func (c *Client) call(ctx context.Context, subject string, req, out any) error {
-	data, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	reply, err := c.nc.RequestWithContext(ctx, subject, data)
+	err := natsx.RequestJSON(ctx, c.nc, nats.NewMsg(subject), req, out)
+	var r *natsx.ReplyError
 	switch {
-	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		return &Error{Code: CodeServiceUnavailable, Message: fmt.Sprintf("pool service: %v", err)}
-	case err != nil:
-		return fmt.Errorf("calling pool service %s: %w", subject, err)
-	}
-	if code := reply.Header.Get(micro.ErrorCodeHeader); code != "" {
+	case errors.Is(err, natsx.ErrUnavailable):
+		return &Error{Code: CodeServiceUnavailable, Message: err.Error()}
+	case errors.As(err, &r):
+		// The service puts its own error, code included, in the body.
 		e := &Error{}
-		if json.Unmarshal(reply.Data, e) != nil || e.Code == "" {
-			e = &Error{Code: code, Message: reply.Header.Get(micro.ErrorHeader)}
+		if json.Unmarshal(r.Body, e) != nil || e.Code == "" {
+			e = &Error{Code: r.Code, Message: r.Description}
 		}
 		return e
 	}
-	if err := json.Unmarshal(reply.Data, out); err != nil {
-		return fmt.Errorf("decoding pool service reply: %w", err)
-	}
-	return nil
+	return err
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // Client calls the webhook-dispatcher.
@@ -41,31 +41,21 @@ func (c *Client) RunCron(ctx context.Context, req CronRequest) (CronReply, error
 // replies come back as *Error; no responder, a timeout or a closed connection as *Error with
 // CodeUnavailable.
 func (c *Client) call(ctx context.Context, endpoint string, timeout time.Duration, req, out any) error {
-	subject := Subject(endpoint)
-	data, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	reply, err := c.nc.RequestWithContext(ctx, subject, data)
+	err := natsx.RequestJSON(ctx, c.nc, nats.NewMsg(Subject(endpoint)), req, out)
+	var r *natsx.ReplyError
 	switch {
-	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrConnectionClosed):
-		return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s: %v", subject, err)}
-	case err != nil:
-		return fmt.Errorf("%s: %w", subject, err)
-	}
-	if code := reply.Header.Get(micro.ErrorCodeHeader); code != "" {
+	case errors.Is(err, natsx.ErrUnavailable):
+		return &Error{Code: CodeUnavailable, Message: err.Error()}
+	case errors.As(err, &r):
+		// The code is the header's; the body has the message, field and retry delay.
 		e := &Error{}
-		if json.Unmarshal(reply.Data, e) != nil {
-			e = &Error{Message: reply.Header.Get(micro.ErrorHeader)}
+		if json.Unmarshal(r.Body, e) != nil {
+			e = &Error{Message: r.Description}
 		}
-		e.Code = code
+		e.Code = r.Code
 		return e
 	}
-	if err := json.Unmarshal(reply.Data, out); err != nil {
-		return fmt.Errorf("%s: decoding reply: %w", subject, err)
-	}
-	return nil
+	return err
 }
