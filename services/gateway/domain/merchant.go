@@ -6,7 +6,7 @@ import (
 )
 
 // Errors of the merchant endpoints (the merchant service's command API codes). The merchant
-// ports map them to HTTP in ports/merchants_errors.go.
+// ports map them to HTTP in the error table of ports/errors.go.
 var (
 	// ErrDuplicateResource: the company already has a merchant with the email (400).
 	ErrDuplicateResource = errors.New("a merchant with this email already exists")

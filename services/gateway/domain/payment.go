@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Errors of the payment endpoints; ports/payments_errors.go maps them to HTTP.
+// Errors of the payment endpoints; the error table of ports/errors.go maps them to HTTP.
 var (
 	// ErrMerchantNotActive: a payment for a merchant that is not ACTIVE (403 MERCHANT_NOT_ACTIVE).
 	ErrMerchantNotActive = errors.New("the merchant is not ACTIVE and cannot receive payments")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Errors of the webhook endpoints beyond the shared ones (ports/webhooks_errors.go maps them).
+// Errors of the webhook endpoints beyond the shared ones (the error table of ports/errors.go maps them).
 var (
 	// ErrWebhookInFlight means an attempt of the delivery is under way; retry it once it ends.
 	ErrWebhookInFlight = errors.New("an attempt of this webhook delivery is in flight; retry shortly")

@@ -11,8 +11,8 @@ import (
 
 // Every error code the API's code answers with is in the document's ErrorCode, and the
 // document lists no code the API never answers with (the dashboard's HTML-only CSRF_REJECTED
-// aside). The codes are read from this package's sources, where errorResponse and the
-// per-area mappings spell them.
+// aside). The codes are read from this package's sources, where the error table (errors.go)
+// spells them.
 func TestDocumentListsEveryErrorCode(t *testing.T) {
 	t.Parallel()
 	doc, err := apitest.Document()

@@ -46,17 +46,12 @@ func companyScope(p domain.Principal) string {
 func RequestID(ctx context.Context) string { return requestID(ctx) }
 
 // ErrorResponse returns what the API answers for err: the HTTP status, the error code, the
-// message and the field it concerns (DESIGN §5). Unknown errors are 500 INTERNAL with a message
-// that reveals nothing.
+// message and the field it concerns (DESIGN §5), from the table every handler's answers come
+// from (errorTable). Unknown errors are 500 INTERNAL with a message that reveals nothing.
 func ErrorResponse(err error) (status int, code, message, field string) {
-	for _, known := range []func(error) (int, apiError, bool){merchantErrorResponse, poolErrorResponse,
-		paymentErrorResponse, webhookErrorResponse} {
-		if st, body, ok := known(err); ok {
-			return st, body.Code, body.Message, body.Field
-		}
-	}
-	st, body := errorResponse(err)
-	return st, body.Code, body.Message, body.Field
+	e := errorEntryFor(err)
+	b := e.body(err)
+	return e.Status, b.Code, b.Message, b.Field
 }
 
 // CreateMerchant creates a merchant for the principal in ctx. Under an Idempotency-Key the

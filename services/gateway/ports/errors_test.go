@@ -2,13 +2,22 @@ package ports_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
 )
 
@@ -172,4 +181,209 @@ func TestRequestsAreLogged(t *testing.T) {
 		}
 	}
 	t.Fatal("no request log line with the request id")
+}
+
+// errorCase is an error a gateway endpoint returns, and what the API answers for it.
+type errorCase struct {
+	name    string
+	err     error
+	status  int
+	code    string
+	message string
+	field   string
+	// logged is the message a 5xx is logged with, at level; "" when the writer logs nothing.
+	logged, level string
+	// retryAfter is the Retry-After header the answer carries ("" for none).
+	retryAfter string
+}
+
+const internalMessage = "internal error; quote the request id when reporting it"
+
+// errorCases covers every row of the error table, each area's errors first, as the API answers
+// them today (DESIGN §5). The expected answers are spelled out, not read from the table.
+func errorCases() []errorCase {
+	return []errorCase{
+		// Merchant endpoints.
+		{name: "duplicate merchant email", err: domain.ErrDuplicateResource, status: 400, code: "DUPLICATE_RESOURCE",
+			message: "a merchant with this email already exists", field: "email"},
+		{name: "merchant status locked", err: domain.ErrMerchantStatusLocked, status: 403, code: "MERCHANT_STATUS_LOCKED",
+			message: "the merchant is FROZEN, BLACKLISTED or SUSPENDED; only the platform can change its status"},
+		{name: "wallet provider unavailable", err: domain.ErrWalletProviderUnavailable, status: 503,
+			code: "WALLET_PROVIDER_UNAVAILABLE", message: "the wallet provider is unavailable; nothing was created, retry later",
+			logged: "merchant request failed", level: "WARN"},
+		{name: "merchant service unavailable", err: fmt.Errorf("%w: %s", domain.ErrMerchantServiceUnavailable, "no responders"),
+			status: 503, code: "SERVICE_UNAVAILABLE", message: "the merchant service is unavailable; retry later",
+			logged: "merchant request failed", level: "WARN"},
+		// Pool endpoints.
+		{name: "pool operation with a live key", err: domain.ErrPoolTestModeOnly, status: 403, code: "TEST_MODE_ONLY",
+			message: "this operation is only available with test keys"},
+		{name: "pool service unavailable", err: fmt.Errorf("pool command %s: %w: %s", "pool.deposit",
+			domain.ErrPoolServiceUnavailable, "timeout"), status: 503, code: "SERVICE_UNAVAILABLE",
+			logged: "pool request failed", level: "WARN",
+			message: "the pool service is unavailable; retry later with the same Idempotency-Key"},
+		// Payment endpoints.
+		{name: "merchant not active", err: domain.ErrMerchantNotActive, status: 403, code: "MERCHANT_NOT_ACTIVE",
+			message: "the merchant is not ACTIVE and cannot receive payments"},
+		{name: "payment simulation with a live key", err: domain.ErrPaymentTestModeOnly, status: 403, code: "TEST_MODE_ONLY",
+			message: "payment simulation is only available with test keys"},
+		{name: "payments unavailable", err: fmt.Errorf("%w: payment %s published but not yet visible",
+			domain.ErrPaymentsUnavailable, "p1"), status: 503, code: "SERVICE_UNAVAILABLE",
+			logged: "payment request failed", level: "WARN",
+			message: "the payment could not be confirmed in time; retry with the same Idempotency-Key"},
+		// Webhook endpoints.
+		{name: "manual webhook retries over their rate", err: &domain.WebhookRetryLimitedError{RetryAfter: 7}, status: 429,
+			code: "RATE_LIMITED", message: "too many manual webhook retries for this company: retry after 7 s", retryAfter: "7"},
+		{name: "webhook attempt in flight", err: domain.ErrWebhookInFlight, status: 409, code: "WEBHOOK_IN_FLIGHT",
+			message: "an attempt of this webhook delivery is in flight; retry shortly"},
+		{name: "webhook service unavailable", err: fmt.Errorf("%w: %s", domain.ErrWebhooksUnavailable, "dispatcher down"),
+			status: 503, code: "SERVICE_UNAVAILABLE", message: "the webhook service is unavailable; retry later",
+			logged: "webhook request failed", level: "WARN"},
+		// Every endpoint.
+		{name: "rate limited", err: ports.RateLimited("3"), status: 429, code: "RATE_LIMITED",
+			message: "too many requests: retry after 3 s"},
+		{name: "invalid field", err: domain.Invalid("amount", "is required"), status: 400, code: "VALIDATION_ERROR",
+			message: "is required", field: "amount"},
+		{name: "invalid request", err: domain.Invalid("", "give low_threshold, auto_top_up_enabled or both"), status: 400,
+			code: "VALIDATION_ERROR", message: "give low_threshold, auto_top_up_enabled or both"},
+		{name: "body too large", err: &http.MaxBytesError{Limit: ports.MaxBodyBytes}, status: 413, code: "PAYLOAD_TOO_LARGE",
+			message: "request body exceeds 1 MiB"},
+		{name: "unauthorized", err: domain.ErrUnauthorized, status: 401, code: "UNAUTHORIZED",
+			message: "invalid or missing credentials"},
+		{name: "wrong kind of key", err: domain.ErrWrongKeyKind, status: 401, code: "UNAUTHORIZED",
+			message: "this endpoint does not accept this kind of API key"},
+		{name: "forbidden", err: domain.ErrForbidden, status: 403, code: "FORBIDDEN", message: "forbidden"},
+		{name: "not found", err: fmt.Errorf("merchant m1: %w", domain.ErrNotFound), status: 404, code: "NOT_FOUND",
+			message: "resource not found"},
+		{name: "no such route", err: ports.ErrRouteNotFound, status: 404, code: "NOT_FOUND", message: "no such route"},
+		{name: "method not allowed", err: ports.ErrMethodNotAllowed, status: 405, code: "METHOD_NOT_ALLOWED",
+			message: "method not allowed on this route"},
+		{name: "body not JSON", err: ports.ErrUnsupportedMediaType, status: 415, code: "UNSUPPORTED_MEDIA_TYPE",
+			message: ports.ErrUnsupportedMediaType.Error()},
+		{name: "idempotency key reused", err: ports.ErrIdempotencyKeyReused, status: 409, code: "IDEMPOTENCY_KEY_REUSED",
+			message: "this Idempotency-Key was already used with a different request"},
+		{name: "idempotency key in progress", err: ports.ErrIdempotencyKeyInProgress, status: 409,
+			code: "IDEMPOTENCY_KEY_IN_PROGRESS", message: "a request with this Idempotency-Key is still being processed"},
+		{name: "database unavailable", err: fmt.Errorf("listing merchants: %w", &pgconn.PgError{Code: "57P01"}),
+			status: 503, code: "SERVICE_UNAVAILABLE", logged: "request failed", level: "ERROR",
+			message: "the database is unavailable; retry later with the same Idempotency-Key"},
+		{name: "panic", err: ports.ErrPanic, status: 500, code: "INTERNAL", message: internalMessage},
+	}
+}
+
+// unknownErrorCase is an error no row of the table knows: its text must not reach the client.
+func unknownErrorCase() errorCase {
+	return errorCase{name: "unknown", err: fmt.Errorf("scanning row: %w", errors.New("db password is hunter2")),
+		status: 500, code: "INTERNAL", message: internalMessage, logged: "request failed", level: "ERROR"}
+}
+
+func TestEveryDomainErrorHasOneStatusAndCode(t *testing.T) {
+	t.Parallel()
+	covered := map[int]bool{}
+	for _, c := range errorCases() {
+		status, code, message, field := ports.ErrorResponse(c.err)
+		if status != c.status || code != c.code || message != c.message || field != c.field {
+			t.Errorf("%s: ErrorResponse = %d %s %q field %q, want %d %s %q field %q", c.name, status, code, message, field,
+				c.status, c.code, c.message, c.field)
+		}
+		row := ports.ErrorTableRow(c.err)
+		if row < 0 {
+			t.Errorf("%s: no row of the error table answers it", c.name)
+		}
+		covered[row] = true
+	}
+	for row := range ports.ErrorTableRows() {
+		if !covered[row] {
+			t.Errorf("row %d of the error table has no case here", row)
+		}
+	}
+}
+
+// Each area's unavailable dependency answers 503 SERVICE_UNAVAILABLE with its own message: the
+// pool's, the payments' and the database's tell the client to retry with the same
+// Idempotency-Key, the merchant service's and the webhook service's only to retry later.
+func TestEachUnavailableServiceHasItsOwnMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err     error
+		message string
+	}{
+		{domain.ErrMerchantServiceUnavailable, "the merchant service is unavailable; retry later"},
+		{domain.ErrPoolServiceUnavailable, "the pool service is unavailable; retry later with the same Idempotency-Key"},
+		{domain.ErrPaymentsUnavailable, "the payment could not be confirmed in time; retry with the same Idempotency-Key"},
+		{domain.ErrWebhooksUnavailable, "the webhook service is unavailable; retry later"},
+		{&pgconn.PgError{Code: "08006"}, "the database is unavailable; retry later with the same Idempotency-Key"},
+	}
+	for _, tt := range tests {
+		status, code, message, field := ports.ErrorResponse(tt.err)
+		if status != http.StatusServiceUnavailable || code != "SERVICE_UNAVAILABLE" || message != tt.message || field != "" {
+			t.Errorf("%v: %d %s %q field %q, want 503 SERVICE_UNAVAILABLE %q", tt.err, status, code, message, field,
+				tt.message)
+		}
+	}
+	// The wallet provider, behind the merchant service, has a code of its own.
+	if status, code, _, _ := ports.ErrorResponse(domain.ErrWalletProviderUnavailable); status != 503 ||
+		code != "WALLET_PROVIDER_UNAVAILABLE" {
+		t.Errorf("wallet provider unavailable: %d %s", status, code)
+	}
+}
+
+func TestUnknownErrorIsInternalWithAGenericMessage(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{errors.New("db password is hunter2"), unknownErrorCase().err, context.Canceled} {
+		status, code, message, field := ports.ErrorResponse(err)
+		if status != http.StatusInternalServerError || code != "INTERNAL" || message != internalMessage || field != "" {
+			t.Errorf("%v: %d %s %q field %q, want 500 INTERNAL %q", err, status, code, message, field, internalMessage)
+		}
+		if ports.ErrorTableRow(err) != -1 {
+			t.Errorf("%v: row %d of the error table answers it", err, ports.ErrorTableRow(err))
+		}
+	}
+}
+
+// The one error writer answers every error as the table says, in the shape of DESIGN §5, with
+// the request id; it logs a 5xx (at WARN for an area's unavailable dependency, at ERROR for any
+// other but a panic, which recoverPanics logs) and never logs a 4xx.
+func TestTheErrorWriterAnswersAndLogsEveryErrorAsTheTableSays(t *testing.T) {
+	t.Parallel()
+	cases := append(errorCases(), unknownErrorCase())
+	g := newGateway(t, withRoutes(func(s *ports.Server) {
+		s.HandleFunc(http.MethodGet, "/test/errors/{case}", func(w http.ResponseWriter, r *http.Request) {
+			n, _ := strconv.Atoi(mux.Vars(r)["case"])
+			s.WriteError(w, r, cases[n].err)
+		}, ports.Public)
+	}))
+	for n, c := range cases {
+		id := fmt.Sprintf("error-case-%d", n)
+		r := g.do(request{method: http.MethodGet, path: fmt.Sprintf("/test/errors/%d", n),
+			headers: map[string]string{"X-Request-Id": id}})
+		want := map[string]any{"code": c.code, "message": c.message, "request_id": id}
+		if c.field != "" {
+			want["field"] = c.field
+		}
+		if got := r.json(t); r.status != c.status || !reflect.DeepEqual(got, map[string]any{"error": want}) {
+			t.Errorf("%s: %d %s, want %d %v", c.name, r.status, r.body, c.status, want)
+		}
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: Content-Type %q", c.name, ct)
+		}
+		if got := r.header.Get("Retry-After"); got != c.retryAfter {
+			t.Errorf("%s: Retry-After %q, want %q", c.name, got, c.retryAfter)
+		}
+		if strings.Contains(string(r.body), "hunter2") {
+			t.Errorf("%s: the cause reached the client: %s", c.name, r.body)
+		}
+		var logged []string
+		for _, rec := range g.logs.Records(t) {
+			if rec["request_id"] == id && rec["msg"] != "http request" {
+				logged = append(logged, fmt.Sprint(rec["level"], " ", rec["msg"], ": ", rec["error"]))
+			}
+		}
+		var wantLogged []string
+		if c.logged != "" {
+			wantLogged = []string{c.level + " " + c.logged + ": " + c.err.Error()}
+		}
+		if !slices.Equal(logged, wantLogged) {
+			t.Errorf("%s: logged %q, want %q", c.name, logged, wantLogged)
+		}
+	}
 }

@@ -68,7 +68,7 @@ func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	list, err := s.merchants.List(r.Context(), p.CompanyID, p.Environment)
 	if err != nil {
-		s.writeMerchantError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	out := make([]merchantJSON, len(list))
@@ -110,7 +110,7 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := CreateMerchant(r.Context(), s.merchants, *req.Name, *req.Email, r.Header.Get("Idempotency-Key"))
 	if err != nil {
-		s.writeMerchantError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
@@ -145,7 +145,7 @@ func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	l, err := s.merchants.Ledger(r.Context(), p.CompanyID, p.Environment, mux.Vars(r)["id"], limit)
 	if err != nil {
-		s.writeMerchantError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	entries := make([]merchantLedgerEntryJSON, len(l.Entries))
@@ -210,7 +210,7 @@ func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p 
 	}
 	res, err := SetMerchantStatus(r.Context(), s.merchants, p, mux.Vars(r)["id"], req.Status, req.Reason)
 	if err != nil {
-		s.writeMerchantError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, merchantStatusResultJSON{ID: res.ID, Name: res.Name, Status: res.Status,

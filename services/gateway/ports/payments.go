@@ -30,24 +30,17 @@ const (
 	maxPaymentsLimit     = 100
 )
 
-// paymentHandlers serves the payment endpoints.
-type paymentHandlers struct {
-	*Server
-	payments PaymentService
-}
-
 // paymentRoutes registers the payment endpoints (SPEC §4.7, DESIGN §5); a nil service leaves
 // them out.
-func (s *Server) paymentRoutes(svc PaymentService) {
-	if svc == nil {
+func (s *Server) paymentRoutes() {
+	if s.payments == nil {
 		return
 	}
-	h := &paymentHandlers{Server: s, payments: svc}
-	s.HandleFunc(http.MethodGet, "/api/v1/management/payments", h.listPayments, RequireKey(domain.Secret),
+	s.HandleFunc(http.MethodGet, "/api/v1/management/payments", s.listPayments, RequireKey(domain.Secret),
 		"limit", "offset", "status")
-	s.HandleFunc(http.MethodPost, "/api/v1/payments/process", h.processPayment,
+	s.HandleFunc(http.MethodPost, "/api/v1/payments/process", s.processPayment,
 		RequireKey(domain.Secret, domain.Publishable))
-	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/payments/simulate", h.simulatePayment, RequireKey(domain.Secret))
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/payments/simulate", s.simulatePayment, RequireKey(domain.Secret))
 }
 
 // paymentTime renders an ISO 8601 time in UTC with millisecond precision.
@@ -95,7 +88,7 @@ func optionalTimestamp(t *time.Time) *string {
 
 // listPayments serves GET /api/v1/management/payments: the company's payments in the key's
 // environment, newest first.
-func (s *paymentHandlers) listPayments(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	f, err := paymentFilter(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -104,7 +97,7 @@ func (s *paymentHandlers) listPayments(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	list, more, err := s.payments.List(r.Context(), p, f)
 	if err != nil {
-		s.writePaymentError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	out := make([]paymentJSON, len(list))
@@ -158,27 +151,27 @@ type paymentRequestJSON struct {
 }
 
 // processPayment serves POST /api/v1/payments/process (SDK; secret or publishable key).
-func (s *paymentHandlers) processPayment(w http.ResponseWriter, r *http.Request) {
-	s.createPayment(w, r, s.payments.Process)
+func (s *Server) processPayment(w http.ResponseWriter, r *http.Request) {
+	s.servePaymentCreation(w, r, s.payments.Process)
 }
 
 // simulatePayment serves POST /api/v1/dashboard/payments/simulate (secret test keys only).
-func (s *paymentHandlers) simulatePayment(w http.ResponseWriter, r *http.Request) {
+func (s *Server) simulatePayment(w http.ResponseWriter, r *http.Request) {
 	if p, _ := PrincipalFrom(r.Context()); p.Environment != domain.Test {
-		s.writePaymentError(w, r, domain.ErrPaymentTestModeOnly)
+		s.writeError(w, r, domain.ErrPaymentTestModeOnly)
 		return
 	}
-	s.createPayment(w, r, s.payments.Simulate)
+	s.servePaymentCreation(w, r, s.payments.Simulate)
 }
 
 type paymentCreator func(ctx context.Context, p domain.Principal, requestID, merchantID string,
 	request func() (domain.PaymentRequest, error)) (domain.Payment, error)
 
-// createPayment checks the merchant first (404, 403 MERCHANT_NOT_ACTIVE; SPEC §3.1: every
+// servePaymentCreation checks the merchant first (404, 403 MERCHANT_NOT_ACTIVE; SPEC §3.1: every
 // payment call checks the merchant status first), then the amount and expiry, then publishes.
 // Under an Idempotency-Key the payment id derives from the caller and the key, so a retry
 // after a 5xx (which the idempotency layer does not store) is the same payment.
-func (s *paymentHandlers) createPayment(w http.ResponseWriter, r *http.Request, create paymentCreator) {
+func (s *Server) servePaymentCreation(w http.ResponseWriter, r *http.Request, create paymentCreator) {
 	var body paymentRequestJSON
 	if err := decodeJSON(r, &body); err != nil {
 		s.writeError(w, r, err)
@@ -186,7 +179,7 @@ func (s *paymentHandlers) createPayment(w http.ResponseWriter, r *http.Request, 
 	}
 	pm, err := createPayment(r.Context(), create, r.URL.Path, body, r.Header.Get("Idempotency-Key"))
 	if err != nil {
-		s.writePaymentError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {

@@ -33,33 +33,27 @@ const (
 
 // poolRoutes registers the pool endpoints (SPEC §4.5, §4.6, DESIGN §5). The principal's key
 // fixes company and environment: nothing of another pool is reachable.
-func (s *Server) poolRoutes(p PoolService) {
-	if p == nil {
+func (s *Server) poolRoutes() {
+	if s.pool == nil {
 		return
 	}
-	h := poolHandlers{s: s, pool: p}
 	secret := RequireKey(domain.Secret)
 	secretOrPublishable := RequireKey(domain.Secret, domain.Publishable)
 	for _, prefix := range []string{"/api/v1/management/pool", "/api/v1/dashboard/pool"} {
-		s.HandleFunc(http.MethodGet, prefix+"/balance", h.balance, secret)
-		s.HandleFunc(http.MethodGet, prefix+"/transactions", h.transactions, secretOrPublishable,
+		s.HandleFunc(http.MethodGet, prefix+"/balance", s.poolBalance, secret)
+		s.HandleFunc(http.MethodGet, prefix+"/transactions", s.poolTransactions, secretOrPublishable,
 			"type", "limit", "offset")
 	}
-	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/pool/settings", h.updateSettings, secret)
-	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", h.simulateDeposit, secret)
+	s.HandleFunc(http.MethodPatch, "/api/v1/dashboard/pool/settings", s.updatePoolSettings, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", s.simulatePoolDeposit, secret)
 }
 
-type poolHandlers struct {
-	s    *Server
-	pool PoolService
-}
-
-// balance serves GET /pool/balance: SPEC §2.5.
-func (h poolHandlers) balance(w http.ResponseWriter, r *http.Request) {
+// poolBalance serves GET /pool/balance: SPEC §2.5.
+func (s *Server) poolBalance(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	b, err := h.pool.Balance(r.Context(), p.CompanyID, p.Environment)
+	b, err := s.pool.Balance(r.Context(), p.CompanyID, p.Environment)
 	if err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, b)
@@ -77,17 +71,17 @@ type poolTransactionsResponse struct {
 	Pagination   poolPagination           `json:"pagination"`
 }
 
-// transactions serves GET /pool/transactions: SPEC §4.6, newest first.
-func (h poolHandlers) transactions(w http.ResponseWriter, r *http.Request) {
+// poolTransactions serves GET /pool/transactions: SPEC §4.6, newest first.
+func (s *Server) poolTransactions(w http.ResponseWriter, r *http.Request) {
 	f, err := parsePoolFilter(r)
 	if err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	page, err := h.pool.Transactions(r.Context(), p.CompanyID, p.Environment, f)
+	page, err := s.pool.Transactions(r.Context(), p.CompanyID, p.Environment, f)
 	if err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, poolTransactionsResponse{
@@ -130,17 +124,17 @@ type poolSettingsBody struct {
 	AutoTopUpEnabled *bool   `json:"auto_top_up_enabled"`
 }
 
-// updateSettings serves PATCH /api/v1/dashboard/pool/settings: the fields given change, the
+// updatePoolSettings serves PATCH /api/v1/dashboard/pool/settings: the fields given change, the
 // answer is the pool balance of SPEC §2.5 with the new settings.
-func (h poolHandlers) updateSettings(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updatePoolSettings(w http.ResponseWriter, r *http.Request) {
 	var body poolSettingsBody
 	if err := decodeJSON(r, &body); err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	b, err := UpdatePoolSettings(r.Context(), h.pool, body.LowThreshold, body.AutoTopUpEnabled)
+	b, err := UpdatePoolSettings(r.Context(), s.pool, body.LowThreshold, body.AutoTopUpEnabled)
 	if err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, b)
@@ -150,23 +144,23 @@ type poolDepositBody struct {
 	Amount *string `json:"amount"`
 }
 
-// simulateDeposit serves POST /api/v1/dashboard/pool/simulate-deposit (test keys only): a
+// simulatePoolDeposit serves POST /api/v1/dashboard/pool/simulate-deposit (test keys only): a
 // DEPOSIT recorded and published like a real one. It creates a pool transaction, so it
 // answers 201 (DESIGN §5) with {transaction, balance}.
-func (h poolHandlers) simulateDeposit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	if p.Environment != domain.Test {
-		h.writeError(w, r, domain.ErrPoolTestModeOnly)
+		s.writeError(w, r, domain.ErrPoolTestModeOnly)
 		return
 	}
 	var body poolDepositBody
 	if err := decodeJSON(r, &body); err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	d, err := SimulatePoolDeposit(r.Context(), h.pool, body.Amount, r.Header.Get("Idempotency-Key"))
+	d, err := SimulatePoolDeposit(r.Context(), s.pool, body.Amount, r.Header.Get("Idempotency-Key"))
 	if err != nil {
-		h.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, d)

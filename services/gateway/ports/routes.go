@@ -26,7 +26,7 @@ func (s *Server) routes(d Deps) {
 
 	s.HandleFunc(http.MethodGet, "/api/v1/management/whoami", s.whoami, RequireKey(domain.Secret))
 	s.merchantRoutes()
-	s.webhookRoutes(d.Webhooks)
-	s.poolRoutes(d.Pool)
-	s.paymentRoutes(d.Payments)
+	s.webhookRoutes()
+	s.poolRoutes()
+	s.paymentRoutes()
 }

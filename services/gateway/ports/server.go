@@ -57,8 +57,12 @@ type Server struct {
 	router  *mux.Router
 	metrics *httpMetrics
 	handler http.Handler
-	// merchants serves the merchant endpoints (ports/merchants.go).
+	// merchants, webhooks, pool and payments serve their endpoints (ports/merchants.go,
+	// webhooks.go, pool.go, payments.go); a nil one leaves its endpoints out.
 	merchants MerchantService
+	webhooks  WebhookService
+	pool      PoolService
+	payments  PaymentService
 	// requestTimeout bounds a request that holds an Idempotency-Key.
 	requestTimeout time.Duration
 	// limits are the rate limits (ports/ratelimit.go).
@@ -87,6 +91,11 @@ func NewServer(d Deps) (*Server, error) {
 		router:  mux.NewRouter(),
 		metrics: m,
 
+		merchants: d.Merchants,
+		webhooks:  d.Webhooks,
+		pool:      d.Pool,
+		payments:  d.Payments,
+
 		requestTimeout: d.RequestTimeout,
 		limits:         newLimiter(d.RateLimits),
 		access:         map[string]Access{},
@@ -95,7 +104,6 @@ func NewServer(d Deps) (*Server, error) {
 	if s.requestTimeout <= 0 {
 		s.requestTimeout = DefaultRequestTimeout
 	}
-	s.merchants = d.Merchants
 	s.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRouteNotFound)
 	})

@@ -30,34 +30,28 @@ const (
 )
 
 // webhookRoutes registers the webhook endpoints (SPEC 4.8, DESIGN §5).
-func (s *Server) webhookRoutes(hooks WebhookService) {
-	if hooks == nil {
+func (s *Server) webhookRoutes() {
+	if s.webhooks == nil {
 		return
 	}
-	h := webhookHandlers{s: s, hooks: hooks}
 	secret := RequireKey(domain.Secret)
-	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", h.logs, secret, "status", "event_type", "limit")
-	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/config", h.configure, secret)
-	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/{log_id}/retry", h.retry, secret)
-	s.HandleFunc(http.MethodGet, "/api/v1/cron/webhooks/retry", h.cron, CronSecret)
+	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", s.webhookLogs, secret, "status", "event_type", "limit")
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/config", s.configureWebhooks, secret)
+	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/{log_id}/retry", s.retryWebhook, secret)
+	s.HandleFunc(http.MethodGet, "/api/v1/cron/webhooks/retry", s.runWebhookCron, CronSecret)
 }
 
-type webhookHandlers struct {
-	s     *Server
-	hooks WebhookService
-}
-
-// logs serves GET /api/v1/dashboard/webhooks/logs?status=&event_type=&limit=.
-func (h webhookHandlers) logs(w http.ResponseWriter, r *http.Request) {
+// webhookLogs serves GET /api/v1/dashboard/webhooks/logs?status=&event_type=&limit=.
+func (s *Server) webhookLogs(w http.ResponseWriter, r *http.Request) {
 	f, err := webhookLogFilter(r)
 	if err != nil {
-		h.s.writeWebhookError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	logs, err := h.hooks.Logs(r.Context(), p, f)
+	logs, err := s.webhooks.Logs(r.Context(), p, f)
 	if err != nil {
-		h.s.writeWebhookError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	if logs == nil {
@@ -97,43 +91,43 @@ type webhookConfigRequest struct {
 	RollSecret *bool   `json:"rollSecret"`
 }
 
-// configure serves POST /api/v1/dashboard/webhooks/config: body url (https), enabled,
+// configureWebhooks serves POST /api/v1/dashboard/webhooks/config: body url (https), enabled,
 // rollSecret. The answer carries the signing secret in plain text only when it was just
 // created (rollSecret true, or the first configuration); it is never shown again.
-func (h webhookHandlers) configure(w http.ResponseWriter, r *http.Request) {
+func (s *Server) configureWebhooks(w http.ResponseWriter, r *http.Request) {
 	var req webhookConfigRequest
 	if err := decodeJSON(r, &req); err != nil {
-		h.s.writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	cfg, err := h.hooks.Configure(r.Context(), p, domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
+	cfg, err := s.webhooks.Configure(r.Context(), p, domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
 		RollSecret: req.RollSecret != nil && *req.RollSecret})
 	if err != nil {
-		h.s.writeWebhookError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, cfg)
 }
 
-// retry serves POST /api/v1/dashboard/webhooks/{log_id}/retry: an attempt now, whatever the
-// schedule, answered with the updated log entry. Another company's (or environment's) id, and
-// a malformed one, are 404.
-func (h webhookHandlers) retry(w http.ResponseWriter, r *http.Request) {
-	entry, err := RetryWebhook(r.Context(), h.hooks, mux.Vars(r)["log_id"])
+// retryWebhook serves POST /api/v1/dashboard/webhooks/{log_id}/retry: an attempt now, whatever
+// the schedule, answered with the updated log entry. Another company's (or environment's) id,
+// and a malformed one, are 404.
+func (s *Server) retryWebhook(w http.ResponseWriter, r *http.Request) {
+	entry, err := RetryWebhook(r.Context(), s.webhooks, mux.Vars(r)["log_id"])
 	if err != nil {
-		h.s.writeWebhookError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, entry)
 }
 
-// cron serves GET /api/v1/cron/webhooks/retry: one run of the due retries (at most 20).
-func (h webhookHandlers) cron(w http.ResponseWriter, r *http.Request) {
-	res, err := h.hooks.RunCron(r.Context())
+// runWebhookCron serves GET /api/v1/cron/webhooks/retry: one run of the due retries (at most 20).
+func (s *Server) runWebhookCron(w http.ResponseWriter, r *http.Request) {
+	res, err := s.webhooks.RunCron(r.Context())
 	if err != nil {
-		h.s.writeWebhookError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
