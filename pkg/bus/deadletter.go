@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -112,29 +111,6 @@ func (dl DeadLetter) originalMsgID() string {
 		return dl.Stream + ":" + strconv.FormatUint(dl.Sequence, 10)
 	default:
 		return nuid.Next() // not from a stream: nothing stable to de-duplicate on
-	}
-}
-
-// deadLetterFromMessage rebuilds the original message of a subscribed Watermill message (see
-// Marshaler) as a dead letter.
-func deadLetterFromMessage(consumer string, msg *message.Message, reason error) DeadLetter {
-	h := make(nats.Header, len(msg.Metadata)+1)
-	for k, v := range msg.Metadata {
-		if !internalMetadata[k] {
-			h.Set(k, v)
-		}
-	}
-	h.Set(HeaderWatermillUUID, msg.UUID)
-	seq, _ := strconv.ParseUint(msg.Metadata.Get(MetadataStreamSequence), 10, 64)
-	return DeadLetter{
-		Consumer: consumer,
-		Subject:  msg.Metadata.Get(MetadataSubject),
-		Header:   h,
-		Data:     msg.Payload,
-		MsgID:    msg.Metadata.Get(MetadataMsgID),
-		Stream:   msg.Metadata.Get(MetadataStream),
-		Sequence: seq,
-		Reason:   reason,
 	}
 }
 

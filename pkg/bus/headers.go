@@ -2,7 +2,6 @@ package bus
 
 import (
 	wmnats "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
-	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 )
 
 // NATS headers of event messages. The names agree with pkg/relay, so that a message published by
@@ -25,8 +24,8 @@ const (
 const (
 	// HeaderDLQReason is the error text (one line, truncated to MaxReasonLength bytes).
 	HeaderDLQReason = "Dlq-Reason"
-	// HeaderDLQReasonKind is ReasonKind of the error: undecodable, invalid, panic,
-	// max_deliver or permanent.
+	// HeaderDLQReasonKind is ReasonKind of the error: undecodable, invalid, panic or
+	// permanent.
 	HeaderDLQReasonKind = "Dlq-Reason-Kind"
 	// HeaderDLQOriginalSubject is the subject the message was consumed from.
 	HeaderDLQOriginalSubject = "Dlq-Original-Subject"
@@ -42,31 +41,3 @@ const (
 	// HeaderDLQOriginalSequence is the message's sequence in that stream.
 	HeaderDLQOriginalSequence = "Dlq-Original-Sequence"
 )
-
-// Watermill metadata keys that a subscribed message carries besides its NATS headers. They
-// are not NATS headers and are not copied to dead letters.
-const (
-	// MetadataSubject is the NATS subject the message was published on.
-	MetadataSubject = "nats_subject"
-	// MetadataMsgID is the message's Nats-Msg-Id header, when it has one.
-	MetadataMsgID = "nats_msg_id"
-	// MetadataStream is the JetStream stream the message was delivered from.
-	MetadataStream = "nats_stream"
-	// MetadataStreamSequence is the message's sequence in its stream.
-	MetadataStreamSequence = "nats_stream_seq"
-	// MetadataDelivered is how many times JetStream has delivered the message (1 the first time).
-	MetadataDelivered = "nats_delivered"
-	// MetadataCorrelationID is Watermill's correlation id key, filled from
-	// HeaderCorrelationID so that the CorrelationID middleware propagates it.
-	MetadataCorrelationID = middleware.CorrelationIDMetadataKey
-)
-
-// internalMetadata lists the metadata keys that are not headers of the original message.
-var internalMetadata = map[string]bool{
-	MetadataSubject:        true,
-	MetadataMsgID:          true,
-	MetadataStream:         true,
-	MetadataStreamSequence: true,
-	MetadataDelivered:      true,
-	MetadataCorrelationID:  true,
-}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,60 +61,8 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// testAckWait is the server AckWait of test consumers; testRouterConfig fits below it:
-// 4 x 200ms + 77ms + 500ms = 1.38s < AckTimeout 2s < AckWait 3s.
-const testAckWait = 3 * time.Second
-
-func testRouterConfig(b testBus, reg prometheus.Registerer) RouterConfig {
-	return RouterConfig{
-		URL:               b.url,
-		Logger:            testLogger(),
-		Registerer:        reg,
-		HandlerTimeout:    200 * time.Millisecond,
-		Retry:             RetryConfig{MaxRetries: 3, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
-		DeadLetterTimeout: 500 * time.Millisecond,
-		AckTimeout:        2 * time.Second,
-		CloseTimeout:      2 * time.Second,
-	}
-}
-
 func paymentsSpec(durable string) ConsumerSpec {
-	return ConsumerSpec{Stream: "PAYMENTS", Durable: durable, AckWait: testAckWait, MaxAckPending: 1}
-}
-
-// startRouter runs a Router with one consumer until the returned stop is called (also at
-// cleanup) and waits until it is subscribed.
-func startRouter(t *testing.T, cfg RouterConfig, spec ConsumerSpec, h func(context.Context, Event) error) (stop func()) {
-	t.Helper()
-	r, err := NewRouter(cfg)
-	if err != nil {
-		t.Fatalf("new router: %v", err)
-	}
-	if err := r.AddConsumer(spec, EventHandler(h)); err != nil {
-		t.Fatalf("add consumer: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- r.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			if err := r.Close(); err != nil {
-				t.Errorf("close router: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Errorf("router run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	select {
-	case <-r.Running():
-	case err := <-done:
-		t.Fatalf("router stopped before running: %v", err)
-	case <-time.After(waitTimeout):
-		t.Fatal("router not running")
-	}
-	return stop
+	return ConsumerSpec{Stream: "PAYMENTS", Durable: durable, AckWait: 3 * time.Second}
 }
 
 func eventID(n int) string { return fmt.Sprintf("0b7e6f1c-5d1a-4c44-9a5e-%012x", n) }
@@ -154,42 +100,6 @@ func newPublisher(t *testing.T, b testBus) *Publisher {
 		t.Fatalf("new publisher: %v", err)
 	}
 	return p
-}
-
-// recorder is a handler that records the events it handles.
-type recorder struct {
-	mu     sync.Mutex
-	events []Event
-}
-
-func (r *recorder) handle(_ context.Context, ev Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, ev)
-	return nil
-}
-
-func (r *recorder) ids() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var ids []string
-	for _, ev := range r.events {
-		ids = append(ids, ev.Raw.UUID)
-	}
-	return ids
-}
-
-// waitIDs waits until exactly ids (in any order) have been handled.
-func (r *recorder) waitIDs(t *testing.T, ids ...string) {
-	t.Helper()
-	want := slices.Sorted(slices.Values(ids))
-	testkit.WaitFor(t, waitTimeout, waitEvery, func() error {
-		got := slices.Sorted(slices.Values(r.ids()))
-		if !slices.Equal(got, want) {
-			return fmt.Errorf("handled %v, want %v", got, want)
-		}
-		return nil
-	})
 }
 
 func streamMsgs(t *testing.T, js jetstream.JetStream, stream string) uint64 {
@@ -233,7 +143,7 @@ func deadLetters(t *testing.T, js jetstream.JetStream, n int) []*jetstream.RawSt
 func waitAllAcked(t *testing.T, js jetstream.JetStream, stream, durable string, last uint64) {
 	t.Helper()
 	testkit.WaitFor(t, waitTimeout, waitEvery, func() error {
-		c, err := js.PushConsumer(context.Background(), stream, durable)
+		c, err := js.Consumer(context.Background(), stream, durable)
 		if err != nil {
 			return err
 		}

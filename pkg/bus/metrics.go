@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Handler outcomes: the outcome label of bus_handler_duration_seconds.
+// Outcomes of a settled message: the outcome label of bus_consumer_messages_total.
 const (
 	OutcomeAcked        = "acked"
 	OutcomeDeadLettered = "dead_lettered"
@@ -22,33 +22,8 @@ func newDeadLetterCounter(reg prometheus.Registerer) (*prometheus.CounterVec, er
 	return register(reg, c)
 }
 
-// handlerMetrics are the Router's metrics of its handlers.
-type handlerMetrics struct {
-	duration *prometheus.HistogramVec
-	retries  *prometheus.CounterVec
-}
-
-func newHandlerMetrics(reg prometheus.Registerer) (*handlerMetrics, error) {
-	d, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "bus_handler_duration_seconds",
-		Help:    "Time from receiving a message to acking or nacking it (retries included), by consumer and outcome (acked, dead_lettered, nacked).",
-		Buckets: prometheus.ExponentialBuckets(0.001, 4, 9), // 1ms .. 65s
-	}, []string{"consumer", "outcome"}))
-	if err != nil {
-		return nil, err
-	}
-	r, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "bus_handler_retries_total",
-		Help: "In-process retries of handlers after a transient error, by consumer.",
-	}, []string{"consumer"}))
-	if err != nil {
-		return nil, err
-	}
-	return &handlerMetrics{duration: d, retries: r}, nil
-}
-
 // register registers c on reg, or returns the collector already registered under the same
-// description (several Routers or DeadLetterers in one process share their metrics). A nil
+// description (several consumers or DeadLetterers in one process share their metrics). A nil
 // reg leaves c unregistered.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	if reg == nil {

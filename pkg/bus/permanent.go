@@ -13,8 +13,8 @@ func (e *permanentError) Error() string        { return e.err.Error() }
 func (e *permanentError) Unwrap() error        { return e.err }
 func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
 
-// Permanent marks err as permanent: the Router does not retry it and moves the message to the
-// dead-letter stream. Permanent(nil) is nil.
+// Permanent marks err as permanent: a BatchConsumer does not retry it and moves the message to
+// the dead-letter stream. Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -35,7 +35,6 @@ const (
 	ReasonUndecodable = "undecodable"
 	ReasonInvalid     = "invalid"
 	ReasonPanic       = "panic"
-	ReasonExhausted   = "max_deliver"
 	ReasonPermanent   = "permanent"
 )
 
@@ -49,8 +48,6 @@ func ReasonKind(err error) string {
 		return ReasonInvalid
 	case errors.Is(err, ErrHandlerPanicked):
 		return ReasonPanic
-	case errors.Is(err, ErrDeliveriesExhausted):
-		return ReasonExhausted
 	default:
 		return ReasonPermanent
 	}

@@ -111,7 +111,7 @@ func (p *Publisher) Publish(ctx context.Context, topic string, msgs ...*message.
 	// Watermill's Publish takes no context; a publisher per call is cheap (no I/O) and carries
 	// ctx to every JetStream publish through its publish options.
 	pub, err := wmnats.NewPublisherWithNatsConn(p.nc, wmnats.PublisherPublishConfig{
-		Marshaler:         Marshaler{},
+		Marshaler:         &wmnats.NATSMarshaler{},
 		SubjectCalculator: wmnats.DefaultSubjectCalculator,
 		JetStream: wmnats.JetStreamConfig{
 			TrackMsgId:     true,
@@ -134,4 +134,10 @@ func watermillLogger(l *slog.Logger) watermill.LoggerAdapter {
 		l = slog.Default()
 	}
 	return watermill.NewSlogLoggerWithLevelMapping(l, map[slog.Level]slog.Level{slog.LevelInfo: slog.LevelDebug})
+}
+
+func setIfNotEmpty(md message.Metadata, key, value string) {
+	if value != "" {
+		md.Set(key, value)
+	}
 }

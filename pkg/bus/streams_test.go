@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -84,33 +85,41 @@ func TestStreamsUseOptions(t *testing.T) {
 	}
 }
 
-func TestEnsureConsumerIsIdempotentAndUpdates(t *testing.T) {
+func TestEnsurePullConsumerIsIdempotentAndUpdates(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
 	spec := ConsumerSpec{Stream: "PAYMENTS", Durable: "ensure-test", FilterSubjects: []string{"payment.*.*.created"}}
 	for range 2 {
-		if err := EnsureConsumer(ctx, b.js, spec); err != nil {
+		if _, err := EnsurePullConsumer(ctx, b.js, spec); err != nil {
 			t.Fatalf("ensure consumer: %v", err)
 		}
 	}
 	spec.FilterSubjects = append(spec.FilterSubjects, "payment.*.*.confirmed")
 	spec.MaxAckPending = 7
-	if err := EnsureConsumer(ctx, b.js, spec); err != nil {
+	if _, err := EnsurePullConsumer(ctx, b.js, spec); err != nil {
 		t.Fatalf("update consumer: %v", err)
 	}
-	c, err := b.js.PushConsumer(ctx, "PAYMENTS", "ensure-test")
+	c, err := b.js.Consumer(ctx, "PAYMENTS", "ensure-test")
 	if err != nil {
 		t.Fatalf("consumer: %v", err)
 	}
 	cfg := c.CachedInfo().Config
 	if len(cfg.FilterSubjects) != 2 || cfg.MaxAckPending != 7 || cfg.AckPolicy != jetstream.AckExplicitPolicy ||
-		cfg.DeliverPolicy != jetstream.DeliverAllPolicy || cfg.DeliverGroup != "ensure-test" || cfg.AckWait != DefaultAckWait {
+		cfg.DeliverPolicy != jetstream.DeliverAllPolicy || cfg.DeliverSubject != "" || cfg.AckWait != DefaultPullAckWait ||
+		cfg.MaxDeliver != -1 {
 		t.Errorf("consumer config %+v", cfg)
 	}
 
-	if err := EnsureConsumer(ctx, b.js, ConsumerSpec{Stream: "PAYMENTS", Durable: "bad.name"}); err == nil {
-		t.Error("a durable with a dot was accepted")
+	for _, bad := range []ConsumerSpec{
+		{Stream: "PAYMENTS", Durable: "bad.name"},
+		{Stream: "PAYMENTS"},
+		{Stream: "PAYMENTS", Durable: "d", BackOff: []time.Duration{time.Second, 0}},
+		{Stream: "PAYMENTS", Durable: "d", MaxDeliver: 1, BackOff: []time.Duration{time.Second, time.Second}},
+	} {
+		if _, err := EnsurePullConsumer(ctx, b.js, bad); !errors.Is(err, ErrInvalidSpec) {
+			t.Errorf("%+v: err %v, want ErrInvalidSpec", bad, err)
+		}
 	}
 }
 

@@ -18,26 +18,17 @@ import (
 	"github.com/payplat/platform/pkg/events"
 )
 
-// DeadLetterFunc sends a message that can never be applied to the dead-letter stream, with
-// the reason. It must return only once the dead letter is stored.
-type DeadLetterFunc func(ctx context.Context, consumer string, msg jetstream.Msg, reason error) error
+// DeadLetterFunc stores a message that can never be applied in the dead-letter stream.
+type DeadLetterFunc = bus.DeadLetterFunc
 
 // StreamRunner feeds a projector from a durable JetStream consumer (created up front by the
-// bus). Each fetched batch is applied in one transaction that also records the applied event
-// ids; only then are the messages acknowledged. A redelivered message is recognised by its
-// event id and changes nothing; one that cannot be decoded, or that the projector refuses as
-// permanent, goes to the dead-letter stream and never blocks the messages behind it.
+// bus), through a bus.BatchConsumer. Each fetched batch is applied in one transaction that also
+// records the applied event ids; only then are the messages acknowledged. A redelivered message
+// is recognised by its event id and changes nothing; one that cannot be decoded, or that the
+// projector refuses as permanent (ErrPermanent), goes to the dead-letter stream and never
+// blocks the messages behind it.
 type StreamRunner struct {
-	db         *pgxpool.Pool
-	consumer   jetstream.Consumer
-	durable    string
-	stream     string // the consumer's stream, whose rebuild watermark the runner honours
-	projector  Projector
-	deadLetter DeadLetterFunc
-	batchSize  int
-	maxWait    time.Duration
-	log        *slog.Logger
-	metrics    *bus.ConsumerMetrics
+	*bus.BatchConsumer[Event]
 }
 
 // StreamRunnerOptions configures a StreamRunner.
@@ -48,28 +39,13 @@ type StreamRunnerOptions struct {
 	Logger     *slog.Logger
 	// Metrics, when set, counts the messages settled (bus_consumer_messages_total).
 	Metrics *bus.ConsumerMetrics
+	// AfterApply, when set, runs after each committed batch, before its acknowledgements.
+	AfterApply func(ctx context.Context)
 }
 
 // NewStreamRunner returns a runner applying the messages of consumer (durable name durable)
 // to p's tables in db.
 func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable string, p Projector, o StreamRunnerOptions) (*StreamRunner, error) {
-	if o.DeadLetter == nil {
-		return nil, errors.New("projection: a dead-letter function is required")
-	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = 500
-	}
-	if o.MaxWait <= 0 {
-		o.MaxWait = time.Second
-	}
-	// A fetch larger than the consumer's MaxAckPending would stop at that bound and wait out
-	// MaxWait every time.
-	if info := consumer.CachedInfo(); info != nil && info.Config.MaxAckPending > 0 && o.BatchSize > info.Config.MaxAckPending {
-		o.BatchSize = info.Config.MaxAckPending
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
 	var stream string
 	if info := consumer.CachedInfo(); info != nil {
 		stream = info.Stream
@@ -77,89 +53,40 @@ func NewStreamRunner(db *pgxpool.Pool, consumer jetstream.Consumer, durable stri
 	if stream == "" {
 		return nil, errors.New("projection: the consumer's stream is unknown")
 	}
-	return &StreamRunner{db: db, consumer: consumer, durable: durable, stream: stream, projector: p, deadLetter: o.DeadLetter,
-		batchSize: o.BatchSize, maxWait: o.MaxWait, log: o.Logger.With("projection", p.Name()), metrics: o.Metrics}, nil
-}
-
-// Run fetches and applies batches until ctx ends.
-func (r *StreamRunner) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		if _, err := r.Step(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("projection batch failed; messages will be redelivered", "err", err)
-			t := time.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	return nil
-}
-
-// Step takes the messages available (waiting up to MaxWait for a first one) and applies them;
-// it returns the number of messages it took off the consumer.
-func (r *StreamRunner) Step(ctx context.Context) (int, error) {
-	msgs, err := bus.FetchAvailable(ctx, r.consumer, r.batchSize, r.maxWait)
+	h := &streamHandler{db: db, stream: stream, projector: p}
+	c, err := bus.NewBatchConsumer[Event](consumer, durable, h, bus.BatchOptions{
+		BatchSize: o.BatchSize, MaxWait: o.MaxWait, DeadLetter: o.DeadLetter, Metrics: o.Metrics,
+		AfterApply: o.AfterApply, Logger: o.Logger.With("projection", p.Name()),
+		IsPermanent: func(err error) bool { return errors.Is(err, ErrPermanent) },
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil
-		}
-		return 0, err
+		return nil, fmt.Errorf("projection %s: %w", p.Name(), err)
 	}
-	if len(msgs) == 0 {
-		return 0, nil
-	}
-	return len(msgs), r.handle(ctx, msgs)
+	return &StreamRunner{c}, nil
 }
 
-type pending struct {
-	msg jetstream.Msg
-	ev  Event
+// streamHandler is the bus.BatchHandler of a StreamRunner.
+type streamHandler struct {
+	db        *pgxpool.Pool
+	stream    string // the consumer's stream, whose rebuild watermark the runner honours
+	projector Projector
 }
 
-func (r *StreamRunner) handle(ctx context.Context, msgs []jetstream.Msg) error {
-	good := make([]pending, 0, len(msgs))
-	for _, m := range msgs {
+// Screen decodes each message into an Event; one that cannot be decoded is rejected.
+func (h *streamHandler) Screen(_ context.Context, msgs []jetstream.Msg) ([]bus.Verdict[Event], error) {
+	out := make([]bus.Verdict[Event], len(msgs))
+	for i, m := range msgs {
 		ev, err := decodeMsg(m)
 		if err != nil {
-			if err := r.reject(ctx, m, err); err != nil {
-				return err
-			}
+			out[i] = bus.Reject[Event](err)
 			continue
 		}
-		good = append(good, pending{msg: m, ev: ev})
+		out[i] = bus.Apply(ev)
 	}
-	if len(good) == 0 {
-		return nil
-	}
-	err := r.commit(ctx, good)
-	if err == nil {
-		r.ack(good)
-		return nil
-	}
-	if !errors.Is(err, ErrPermanent) {
-		r.nak(good)
-		return err
-	}
-	// One event of the batch can never be applied: apply one by one, so that only it goes to
-	// dead letter.
-	for i, p := range good {
-		err := r.commit(ctx, good[i:i+1])
-		switch {
-		case err == nil:
-			r.ack(good[i : i+1])
-		case errors.Is(err, ErrPermanent):
-			if err := r.reject(ctx, p.msg, err); err != nil {
-				r.nak(good[i+1:])
-				return err
-			}
-		default:
-			r.nak(good[i:])
-			return err
-		}
-	}
-	return nil
+	return out, nil
 }
 
 // SkipObserver is implemented by a projector that wants to hear of the events a StreamRunner
@@ -171,34 +98,30 @@ type SkipObserver interface {
 	Skipped(evs []Event)
 }
 
-// commit applies the not-yet-applied events of the batch in one transaction.
-func (r *StreamRunner) commit(ctx context.Context, batch []pending) error {
+// Apply applies the not-yet-applied events of the batch in one transaction.
+func (h *streamHandler) Apply(ctx context.Context, batch []Event) error {
 	var skipped []Event
-	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
-		if l, ok := r.projector.(Locker); ok {
-			evs := make([]Event, len(batch))
-			for i, p := range batch {
-				evs[i] = p.ev
-			}
-			if err := l.Lock(ctx, tx, evs); err != nil {
+	err := pgx.BeginFunc(ctx, h.db, func(tx pgx.Tx) error {
+		if l, ok := h.projector.(Locker); ok {
+			if err := l.Lock(ctx, tx, batch); err != nil {
 				return err
 			}
 		}
-		fresh, err := r.markApplied(ctx, tx, batch)
+		fresh, err := h.markApplied(ctx, tx, batch)
 		if err != nil {
 			return err
 		}
 		skipped = skippedOf(batch, fresh)
-		return applyAll(ctx, tx, r.projector, fresh)
+		return applyAll(ctx, tx, h.projector, fresh)
 	})
-	if o, ok := r.projector.(SkipObserver); ok && err == nil && len(skipped) > 0 {
+	if o, ok := h.projector.(SkipObserver); ok && err == nil && len(skipped) > 0 {
 		o.Skipped(skipped)
 	}
 	return err
 }
 
 // skippedOf returns the events of batch that are not in fresh, in batch order.
-func skippedOf(batch []pending, fresh []Event) []Event {
+func skippedOf(batch []Event, fresh []Event) []Event {
 	if len(fresh) == len(batch) {
 		return nil
 	}
@@ -207,29 +130,12 @@ func skippedOf(batch []pending, fresh []Event) []Event {
 		applied[ev.ID] = true
 	}
 	var out []Event
-	for _, p := range batch {
-		if !applied[p.ev.ID] {
-			out = append(out, p.ev)
+	for _, ev := range batch {
+		if !applied[ev.ID] {
+			out = append(out, ev)
 		}
 	}
 	return out
-}
-
-func (r *StreamRunner) ack(batch []pending) {
-	r.metrics.Add(r.durable, bus.OutcomeAcked, len(batch))
-	for _, p := range batch {
-		if err := p.msg.Ack(); err != nil {
-			// The effect is committed; a redelivery will be recognised and skipped.
-			r.log.Warn("ack failed after commit", "event_id", p.ev.ID, "err", err)
-		}
-	}
-}
-
-func (r *StreamRunner) nak(batch []pending) {
-	r.metrics.Add(r.durable, bus.OutcomeNacked, len(batch))
-	for _, p := range batch {
-		_ = p.msg.NakWithDelay(time.Second)
-	}
 }
 
 // markApplied records the batch's event ids and returns the events not applied before, in
@@ -238,11 +144,11 @@ func (r *StreamRunner) nak(batch []pending) {
 // watermark is read by a second statement after the insert, which waits for a swap in
 // progress (it holds projection_applied): under READ COMMITTED that statement sees the
 // watermark the swap committed.
-func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pending) ([]Event, error) {
+func (h *streamHandler) markApplied(ctx context.Context, tx pgx.Tx, batch []Event) ([]Event, error) {
 	ids := make([]uuid.UUID, len(batch))
 	seqs := make([]int64, len(batch))
-	for i, p := range batch {
-		ids[i], seqs[i] = p.ev.ID, int64(p.ev.StreamSeq)
+	for i, ev := range batch {
+		ids[i], seqs[i] = ev.ID, int64(ev.StreamSeq)
 	}
 	var (
 		fresh     = map[uuid.UUID]bool{}
@@ -251,7 +157,7 @@ func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pendi
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO projection_applied (projection, event_id, stream_seq)
         SELECT $1, id, seq FROM unnest($2::uuid[], $3::bigint[]) AS t(id, seq)
-        ON CONFLICT DO NOTHING RETURNING event_id`, r.projector.Name(), ids, seqs).Query(func(rows pgx.Rows) error {
+        ON CONFLICT DO NOTHING RETURNING event_id`, h.projector.Name(), ids, seqs).Query(func(rows pgx.Rows) error {
 		var id uuid.UUID
 		_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 			fresh[id] = true
@@ -259,32 +165,22 @@ func (r *StreamRunner) markApplied(ctx context.Context, tx pgx.Tx, batch []pendi
 		})
 		return err
 	})
-	b.Queue(watermarkQuery, r.projector.Name(), r.stream).QueryRow(func(row pgx.Row) error {
+	b.Queue(watermarkQuery, h.projector.Name(), h.stream).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&watermark)
 	})
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("recording applied events: %w", err)
 	}
 	out := make([]Event, 0, len(fresh))
-	for _, p := range batch {
-		if fresh[p.ev.ID] {
-			if int64(p.ev.StreamSeq) > watermark {
-				out = append(out, p.ev)
+	for _, ev := range batch {
+		if fresh[ev.ID] {
+			if int64(ev.StreamSeq) > watermark {
+				out = append(out, ev)
 			}
-			delete(fresh, p.ev.ID) // the same event twice in one batch applies once
+			delete(fresh, ev.ID) // the same event twice in one batch applies once
 		}
 	}
 	return out, nil
-}
-
-func (r *StreamRunner) reject(ctx context.Context, m jetstream.Msg, reason error) error {
-	if err := r.deadLetter(ctx, r.durable, m, reason); err != nil {
-		_ = m.NakWithDelay(time.Second)
-		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
-	}
-	r.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
-	r.metrics.Add(r.durable, bus.OutcomeDeadLettered, 1)
-	return m.Ack()
 }
 
 func decodeMsg(m jetstream.Msg) (Event, error) {

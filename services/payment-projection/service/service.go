@@ -79,12 +79,15 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	}
 	for i := range max(cfg.Workers, 1) {
 		proj := adapters.NewProjector()
+		// After each committed batch, the payments it changed are announced (adapters.Notify),
+		// so that the gateway's read-your-writes waits end at once.
 		runner, err := projection.NewStreamRunner(rt.DB, consumer, Durable, proj, projection.StreamRunnerOptions{
-			BatchSize: cfg.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log, Metrics: metrics})
+			BatchSize: cfg.BatchSize, DeadLetter: dl.SendJetStream, Logger: rt.Log, Metrics: metrics,
+			AfterApply: func(context.Context) { adapters.Notify(rt.NC, proj.TakeApplied()) }})
 		if err != nil {
 			return err
 		}
-		rt.Go(fmt.Sprintf("projection-%d", i), func(ctx context.Context) error { return runProjection(ctx, rt, runner, proj) })
+		rt.Go(fmt.Sprintf("projection-%d", i), runner.Run)
 	}
 	pruner, err := projection.NewPruner(rt.DB, consumer, adapters.ProjectorName, rt.PruneOptions())
 	if err != nil {
@@ -101,23 +104,5 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 			rt.Log.Warn("payment expiry failed; retrying at the next tick", "err", err)
 		})
 	})
-	return nil
-}
-
-// runProjection applies batches until ctx ends and, after each, announces the payments it
-// changed (adapters.Notify) so that the gateway's read-your-writes waits end at once.
-func runProjection(ctx context.Context, rt *svc.Runtime, runner *projection.StreamRunner, proj *adapters.Projector) error {
-	for ctx.Err() == nil {
-		_, err := runner.Step(ctx)
-		adapters.Notify(rt.NC, proj.TakeApplied())
-		if err == nil || ctx.Err() != nil {
-			continue
-		}
-		rt.Log.Error("projection batch failed; messages will be redelivered", "err", fmt.Errorf("payments: %w", err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
 	return nil
 }

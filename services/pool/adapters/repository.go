@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,6 +112,38 @@ func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn f
 		return err
 	}
 	return r.save(ctx, tx, l)
+}
+
+// PoolFact is a fact with the pool it happened to.
+type PoolFact struct {
+	Pool domain.ID
+	Fact domain.Fact
+}
+
+// RecordPoolFacts records facts of several pools in one transaction: grouped by pool, each
+// pool's facts in their order as one append (RecordFacts), the pools locked in a fixed order so
+// that two writers of the same pools cannot deadlock.
+func (r *Repository) RecordPoolFacts(ctx context.Context, facts []PoolFact) error {
+	groups := map[domain.ID][]domain.Fact{}
+	var pools []domain.ID
+	for _, pf := range facts {
+		if _, ok := groups[pf.Pool]; !ok {
+			pools = append(pools, pf.Pool)
+		}
+		groups[pf.Pool] = append(groups[pf.Pool], pf.Fact)
+	}
+	sort.Slice(pools, func(i, j int) bool { return pools[i].StreamID() < pools[j].StreamID() })
+	return pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		if err := r.LockPools(ctx, tx, pools...); err != nil {
+			return err
+		}
+		for _, id := range pools {
+			if _, err := r.RecordFacts(ctx, tx, id, groups[id]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Recorded is the outcome of RecordFacts.

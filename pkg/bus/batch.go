@@ -1,0 +1,347 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DeadLetterFunc stores a message that can never be applied in the dead-letter stream, with
+// the reason. It returns only once the dead letter is stored. DeadLetterer.SendJetStream has
+// this shape.
+type DeadLetterFunc func(ctx context.Context, consumer string, msg jetstream.Msg, reason error) error
+
+// BatchHandler is what a BatchConsumer drives: one service's use of a durable pull consumer.
+type BatchHandler[T any] interface {
+	// Screen decides, before anything is applied, what to do with each message of a fetched
+	// batch: verdicts[i] is msgs[i]'s. It decodes and validates, and may look something up
+	// once for the whole batch (a directory, a set of subscribers). An error leaves the whole
+	// batch to be delivered again.
+	Screen(ctx context.Context, msgs []jetstream.Msg) (verdicts []Verdict[T], err error)
+	// Apply applies the items of the messages Screen kept, in their order, in one
+	// transaction. An error that BatchOptions.IsPermanent recognises makes the consumer apply
+	// them again one at a time, so that only the item that can never be applied goes to the
+	// dead-letter stream; any other error leaves them all to be delivered again.
+	Apply(ctx context.Context, items []T) error
+}
+
+// Verdict is what a BatchHandler decided for one message: apply its item, acknowledge it
+// without applying anything (Skip), or dead-letter it (Reject).
+type Verdict[T any] struct {
+	item   T
+	skip   bool
+	reject error
+}
+
+// Apply is the verdict of a message whose item is to be applied.
+func Apply[T any](item T) Verdict[T] { return Verdict[T]{item: item} }
+
+// Skip is the verdict of a message that needs nothing (an event the consumer does not use).
+func Skip[T any]() Verdict[T] { return Verdict[T]{skip: true} }
+
+// Reject is the verdict of a message that can never be applied: it goes to the dead-letter
+// stream with reason (nil reads as "rejected").
+func Reject[T any](reason error) Verdict[T] {
+	if reason == nil {
+		reason = errors.New("rejected")
+	}
+	return Verdict[T]{reject: reason}
+}
+
+// BatchOptions tunes a BatchConsumer.
+type BatchOptions struct {
+	// BatchSize is the most messages fetched and applied at once (default 500, and never more
+	// than the consumer's MaxAckPending, at which a fetch would stop and wait out MaxWait).
+	BatchSize int
+	// MaxWait is how long a fetch waits for a first message (default 1s).
+	MaxWait time.Duration
+	// DeadLetter stores the messages that can never be applied. Required.
+	DeadLetter DeadLetterFunc
+	// IsPermanent tells the errors of Apply that no retry can fix (default IsPermanent); an
+	// error marked with Permanent always is.
+	IsPermanent func(error) bool
+	// Hold, when set, is asked after every fetch whether the consumer may still handle what
+	// it fetched; when it may not (a partition's lease was lost), the batch goes back to
+	// JetStream at once for whoever holds it now.
+	Hold func() bool
+	// FinishBatch, when positive, makes a fetch and the handling of what it brought outlast
+	// the end of Run's context, bounded by this long: a batch given up halfway would leave
+	// its effects committed but unannounced, or its messages held until their AckWait, and
+	// the next reader (another owner of the partition) would meanwhile see later messages
+	// first.
+	FinishBatch time.Duration
+	// AfterApply, when set, runs after each successful Apply, before its messages are
+	// acknowledged: to announce what was applied, or in tests to die in between.
+	AfterApply func(ctx context.Context)
+	Logger     *slog.Logger
+	// Metrics, when set, counts the messages settled (bus_consumer_messages_total).
+	Metrics *ConsumerMetrics
+}
+
+// BatchConsumer feeds a BatchHandler from a durable pull consumer: fetch what is available,
+// screen it, apply it in one transaction, then settle: acknowledge what was applied or skipped,
+// dead-letter what was rejected, one message at a time with its reason, and hand everything
+// else back to JetStream for redelivery. Messages are acknowledged only after Apply returned,
+// so a crash in between redelivers them; handlers make a second delivery change nothing (they
+// record what they applied in the same transaction).
+//
+// A panic in Screen or Apply is a permanent failure of the message that caused it: the batch
+// is screened or applied one message at a time and that message is dead-lettered, so a poison
+// message never stops the consumer.
+type BatchConsumer[T any] struct {
+	consumer jetstream.Consumer
+	durable  string
+	h        BatchHandler[T]
+	o        BatchOptions
+	log      *slog.Logger
+}
+
+// NewBatchConsumer returns the BatchConsumer of the durable pull consumer c, named durable
+// (the name dead letters and metrics carry).
+func NewBatchConsumer[T any](c jetstream.Consumer, durable string, h BatchHandler[T], o BatchOptions) (*BatchConsumer[T], error) {
+	if o.DeadLetter == nil {
+		return nil, fmt.Errorf("consumer %s: a dead-letter function is required", durable)
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 500
+	}
+	if info := c.CachedInfo(); info != nil && info.Config.MaxAckPending > 0 && o.BatchSize > info.Config.MaxAckPending {
+		o.BatchSize = info.Config.MaxAckPending
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = time.Second
+	}
+	if o.IsPermanent == nil {
+		o.IsPermanent = IsPermanent
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &BatchConsumer[T]{consumer: c, durable: durable, h: h, o: o, log: o.Logger.With("consumer", durable)}, nil
+}
+
+// retryDelay is how long Run waits after a failed batch before fetching again (its messages
+// come back after NakDelay).
+const retryDelay = time.Second
+
+// nakDelay is how long JetStream waits before delivering again a message handed back after a
+// failure: long enough not to spin on a dependency that is down.
+const nakDelay = time.Second
+
+// Run fetches and handles batches until ctx ends.
+func (c *BatchConsumer[T]) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		if _, err := c.Step(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error("batch failed; its messages will be delivered again", "err", err)
+			t := time.NewTimer(retryDelay)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	return nil
+}
+
+// Step takes the messages available (waiting up to MaxWait for a first one) and handles them;
+// it returns how many messages it took off the consumer.
+func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
+	fctx, hctx := ctx, ctx
+	if c.o.FinishBatch > 0 {
+		fctx = context.WithoutCancel(ctx)
+	}
+	msgs, err := FetchAvailable(fctx, c.consumer, c.o.BatchSize, c.o.MaxWait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if c.o.Hold != nil && !c.o.Hold() {
+		for _, m := range msgs {
+			_ = m.Nak()
+		}
+		c.o.Metrics.Add(c.durable, OutcomeNacked, len(msgs))
+		return len(msgs), nil
+	}
+	if c.o.FinishBatch > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), c.o.FinishBatch)
+		defer cancel()
+	}
+	return len(msgs), c.handle(hctx, msgs)
+}
+
+// kept is a message Screen kept, with its item.
+type kept[T any] struct {
+	msg  jetstream.Msg
+	item T
+}
+
+func (c *BatchConsumer[T]) handle(ctx context.Context, msgs []jetstream.Msg) error {
+	verdicts, err := c.screen(ctx, msgs)
+	if err != nil {
+		c.nak(msgs)
+		return err
+	}
+	var todo []kept[T]
+	for i, v := range verdicts {
+		switch {
+		case v.reject != nil:
+			if err := c.reject(ctx, msgs[i], v.reject); err != nil {
+				c.nak(append(messagesOf(todo), msgs[i+1:]...))
+				return err
+			}
+		case v.skip:
+			_ = msgs[i].Ack()
+			c.o.Metrics.Add(c.durable, OutcomeAcked, 1)
+		default:
+			todo = append(todo, kept[T]{msg: msgs[i], item: v.item})
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	err = c.apply(ctx, todo)
+	switch {
+	case err == nil:
+		c.ack(todo)
+		return nil
+	case !c.permanent(err):
+		c.nak(messagesOf(todo))
+		return err
+	}
+	// An item of the batch can never be applied: apply one at a time, so that only it goes
+	// to the dead-letter stream.
+	for i, k := range todo {
+		err := c.apply(ctx, todo[i:i+1])
+		switch {
+		case err == nil:
+			c.ack(todo[i : i+1])
+		case c.permanent(err):
+			if err := c.reject(ctx, k.msg, err); err != nil {
+				c.nak(messagesOf(todo[i+1:]))
+				return err
+			}
+		default:
+			c.nak(messagesOf(todo[i:]))
+			return err
+		}
+	}
+	return nil
+}
+
+// permanent tells an error no retry can fix: marked Permanent (a panic is), or one the
+// options' IsPermanent knows.
+func (c *BatchConsumer[T]) permanent(err error) bool {
+	return errors.Is(err, ErrPermanent) || c.o.IsPermanent(err)
+}
+
+// screen asks the handler for the batch's verdicts. If the handler panics, each message is
+// screened alone and the one that panics is rejected.
+func (c *BatchConsumer[T]) screen(ctx context.Context, msgs []jetstream.Msg) ([]Verdict[T], error) {
+	verdicts, err := c.screenSafely(ctx, msgs)
+	if errors.Is(err, ErrHandlerPanicked) {
+		if len(msgs) == 1 {
+			return []Verdict[T]{Reject[T](err)}, nil
+		}
+		verdicts = make([]Verdict[T], 0, len(msgs))
+		for i := range msgs {
+			v, err := c.screen(ctx, msgs[i:i+1])
+			if err != nil {
+				return nil, err
+			}
+			verdicts = append(verdicts, v...)
+		}
+		return verdicts, nil
+	}
+	if err == nil && len(verdicts) != len(msgs) {
+		return nil, fmt.Errorf("consumer %s: %d verdicts for %d messages", c.durable, len(verdicts), len(msgs))
+	}
+	return verdicts, err
+}
+
+func (c *BatchConsumer[T]) screenSafely(ctx context.Context, msgs []jetstream.Msg) (verdicts []Verdict[T], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: screening: %v", ErrHandlerPanicked, p)
+		}
+	}()
+	return c.h.Screen(ctx, msgs)
+}
+
+// apply applies the items of todo; a panic is a permanent error.
+func (c *BatchConsumer[T]) apply(ctx context.Context, todo []kept[T]) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Permanent(fmt.Errorf("%w: applying: %v", ErrHandlerPanicked, p))
+		}
+	}()
+	items := make([]T, len(todo))
+	for i, k := range todo {
+		items[i] = k.item
+	}
+	if err := c.h.Apply(ctx, items); err != nil {
+		if errors.Is(err, ErrHandlerPanicked) {
+			return Permanent(err)
+		}
+		return err
+	}
+	if c.o.AfterApply != nil {
+		c.o.AfterApply(ctx)
+	}
+	return nil
+}
+
+// ack acknowledges applied messages. An acknowledgement lost here only makes JetStream deliver
+// again a message whose effect the handler has recorded.
+func (c *BatchConsumer[T]) ack(todo []kept[T]) {
+	c.o.Metrics.Add(c.durable, OutcomeAcked, len(todo))
+	var failed int
+	var last error
+	for _, k := range todo {
+		if err := k.msg.Ack(); err != nil {
+			failed, last = failed+1, err
+		}
+	}
+	if failed > 0 {
+		c.log.Warn("acks failed after apply; the messages will be delivered again and change nothing",
+			"failed", failed, "of", len(todo), "err", last)
+	}
+}
+
+func (c *BatchConsumer[T]) nak(msgs []jetstream.Msg) {
+	c.o.Metrics.Add(c.durable, OutcomeNacked, len(msgs))
+	for _, m := range msgs {
+		_ = m.NakWithDelay(nakDelay)
+	}
+}
+
+// reject dead-letters m and acknowledges it; if the dead letter cannot be stored, m goes back
+// to JetStream and the error is returned.
+func (c *BatchConsumer[T]) reject(ctx context.Context, m jetstream.Msg, reason error) error {
+	if err := c.o.DeadLetter(ctx, c.durable, m, reason); err != nil {
+		_ = m.NakWithDelay(nakDelay)
+		c.o.Metrics.Add(c.durable, OutcomeNacked, 1)
+		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
+	}
+	c.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
+	c.o.Metrics.Add(c.durable, OutcomeDeadLettered, 1)
+	return m.Ack()
+}
+
+func messagesOf[T any](todo []kept[T]) []jetstream.Msg {
+	msgs := make([]jetstream.Msg, len(todo))
+	for i, k := range todo {
+		msgs[i] = k.msg
+	}
+	return msgs
+}
