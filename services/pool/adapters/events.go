@@ -15,8 +15,6 @@ import (
 	"github.com/payplat/platform/services/pool/domain"
 )
 
-const currencyUSDC = "USDC"
-
 // toEvents encodes the pool's changes as events of the contract (proto-events pool.v1):
 // DEPOSIT → pool.deposit_received, WITHDRAWAL → pool.withdrawal_completed, DEBIT →
 // pool.debited, CREDIT → pool.credited, settings → pool.settings_changed, and the crossing of
@@ -55,7 +53,7 @@ func toMessage(id domain.ID, c domain.Change) (proto.Message, error) {
 		return &poolv1.PoolLowBalance{
 			Meta:      meta(id, uuid.New(), c.At, c.Cause),
 			CompanyId: id.CompanyID, Balance: c.Balance.String(), Threshold: c.Threshold.String(),
-			Currency: currencyUSDC, Timestamp: rfc3339(c.At),
+			Currency: domain.Currency, Timestamp: rfc3339(c.At),
 		}, nil
 	default:
 		return nil, fmt.Errorf("pool: unknown change %T", c)
@@ -69,7 +67,7 @@ func movementMessage(id domain.ID, m *domain.Movement) (proto.Message, error) {
 		return &poolv1.PoolDepositReceived{
 			Meta: md, CompanyId: id.CompanyID, Amount: m.Amount.String(), TxHash: m.TxHash,
 			BalanceBefore: m.BalanceBefore.String(), BalanceAfter: m.BalanceAfter.String(),
-			Currency: currencyUSDC, Timestamp: rfc3339(m.CreatedAt),
+			Currency: domain.Currency, Timestamp: rfc3339(m.CreatedAt),
 			ConfirmedAt: rfc3339(m.ConfirmedAt), Description: m.Description,
 		}, nil
 	case domain.Withdrawal:
@@ -81,7 +79,7 @@ func movementMessage(id domain.ID, m *domain.Movement) (proto.Message, error) {
 			Meta: md, WithdrawalId: m.WithdrawalID, CompanyId: id.CompanyID, Amount: magnitude.String(),
 			ToAddress: m.ToAddress, TxHash: m.TxHash,
 			BalanceBefore: m.BalanceBefore.String(), BalanceAfter: m.BalanceAfter.String(),
-			Currency: currencyUSDC, Timestamp: rfc3339(m.CreatedAt), ConfirmedAt: rfc3339(m.ConfirmedAt),
+			Currency: domain.Currency, Timestamp: rfc3339(m.CreatedAt), ConfirmedAt: rfc3339(m.ConfirmedAt),
 		}, nil
 	case domain.Debit:
 		p := paymentOf(m)

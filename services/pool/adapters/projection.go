@@ -16,10 +16,12 @@ import (
 	poolv1 "github.com/payplat/platform/proto-events/gen/payplat/pool/v1"
 
 	"github.com/payplat/platform/services/pool/domain"
+	"github.com/payplat/platform/services/pool/migrations"
 )
 
-// Schema is the PostgreSQL schema of the pool service: its event store and read tables.
-const Schema = "pool"
+// Schema is the PostgreSQL schema of the pool's event store and read tables, the one its
+// migrations create; payplat-ctl passes it to ReadModelDefinition.
+const Schema = migrations.Schema
 
 // ReadModelName is the name operators use for the pool read tables
 // (`payplat-ctl projections rebuild pool`).

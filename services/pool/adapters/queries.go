@@ -13,18 +13,9 @@ import (
 	"github.com/payplat/platform/pkg/money"
 
 	"github.com/payplat/platform/services/pool/api"
+	"github.com/payplat/platform/services/pool/app"
 	"github.com/payplat/platform/services/pool/domain"
 )
-
-// NewBalance computes the balance reply of a balance and its settings.
-func NewBalance(balance money.Amount, s domain.Settings) api.Balance {
-	v := api.Balance{Balance: balance, Currency: currencyUSDC, LowThreshold: s.LowThreshold,
-		IsLow: balance.Cmp(s.LowThreshold) < 0, AutoTopUpEnabled: s.AutoTopUpEnabled}
-	if rem, err := balance.Sub(s.LowThreshold); err == nil && rem.IsPositive() {
-		v.RemainingBeforeAlert = rem
-	}
-	return v
-}
 
 // TransactionView is a pool transaction as the commands answer it, with its place in the
 // pool's chain.
@@ -42,12 +33,12 @@ func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (api.Balan
 	err := q.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled FROM balances
         WHERE company_id = $1 AND environment = $2`, id.CompanyID, id.Environment).Scan(&balance, &threshold, &auto)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return NewBalance(money.Amount{}, domain.DefaultSettings()), nil
+		return app.NewBalance(money.Amount{}, domain.DefaultSettings()), nil
 	}
 	if err != nil {
 		return api.Balance{}, fmt.Errorf("reading balance of %s: %w", id.StreamID(), err)
 	}
-	return NewBalance(money.FromMicros(balance),
+	return app.NewBalance(money.FromMicros(balance),
 		domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: auto}), nil
 }
 

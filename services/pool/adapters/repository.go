@@ -1,3 +1,7 @@
+// Package adapters holds the pool service's PostgreSQL side: the repository that loads a pool
+// and saves its changes (events and read tables in one transaction), the read queries, the
+// read model that rebuilds the read tables from the events, and the look-ups of merchant names
+// and known companies.
 package adapters
 
 import (
@@ -15,6 +19,8 @@ import (
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/money"
 
+	"github.com/payplat/platform/services/pool/api"
+	"github.com/payplat/platform/services/pool/app"
 	"github.com/payplat/platform/services/pool/domain"
 )
 
@@ -32,6 +38,8 @@ type Repository struct {
 	merchants *MerchantDirectory
 	now       func() time.Time
 }
+
+var _ app.PoolRepository = (*Repository)(nil)
 
 // NewRepository returns the repository on db (search_path pool).
 func NewRepository(db *pgxpool.Pool) *Repository {
@@ -86,7 +94,7 @@ func (r *Repository) Update(ctx context.Context, id domain.ID, fn func(p *domain
 		if err := r.LockPools(ctx, tx, id); err != nil {
 			return err
 		}
-		return r.UpdateTx(ctx, tx, id, fn)
+		return r.updateTx(ctx, tx, id, fn)
 	})
 }
 
@@ -101,9 +109,9 @@ func (r *Repository) LockPools(ctx context.Context, tx pgx.Tx, ids ...domain.ID)
 	return r.store.LockStreams(ctx, tx, streams...)
 }
 
-// UpdateTx is Update within the caller's transaction, which must hold the pool's lock
+// updateTx is Update within the caller's transaction, which must hold the pool's lock
 // (LockPools).
-func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn func(p *domain.Pool) error) error {
+func (r *Repository) updateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn func(p *domain.Pool) error) error {
 	l, err := r.lock(ctx, tx, id)
 	if err != nil {
 		return err
@@ -114,16 +122,10 @@ func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn f
 	return r.save(ctx, tx, l)
 }
 
-// PoolFact is a fact with the pool it happened to.
-type PoolFact struct {
-	Pool domain.ID
-	Fact domain.Fact
-}
-
 // RecordPoolFacts records facts of several pools in one transaction: grouped by pool, each
 // pool's facts in their order as one append (RecordFacts), the pools locked in a fixed order so
 // that two writers of the same pools cannot deadlock.
-func (r *Repository) RecordPoolFacts(ctx context.Context, facts []PoolFact) error {
+func (r *Repository) RecordPoolFacts(ctx context.Context, facts []domain.PoolFact) error {
 	groups := map[domain.ID][]domain.Fact{}
 	var pools []domain.ID
 	for _, pf := range facts {
@@ -144,6 +146,37 @@ func (r *Repository) RecordPoolFacts(ctx context.Context, facts []PoolFact) erro
 		}
 		return nil
 	})
+}
+
+// RecordFact records f on the pool of id in one transaction of its own (nothing when the pool
+// has recorded f's key before), and returns, read in that transaction, the pool's transaction
+// for f's key and its balance after it.
+func (r *Repository) RecordFact(ctx context.Context, id domain.ID, f domain.Fact) (api.Transaction, api.Balance, error) {
+	var (
+		t api.Transaction
+		b api.Balance
+	)
+	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
+		if err := r.LockPools(ctx, tx, id); err != nil {
+			return err
+		}
+		rec, err := r.RecordFacts(ctx, tx, id, []domain.Fact{f})
+		if err != nil {
+			return err
+		}
+		movementID := rec.Duplicates[f.Key]
+		if len(rec.Movements) == 1 {
+			movementID = rec.Movements[0].ID
+		}
+		view, err := Transaction(ctx, tx, id, movementID)
+		if err != nil {
+			return err
+		}
+		t = view.Transaction
+		b, err = Balance(ctx, tx, id)
+		return err
+	})
+	return t, b, err
 }
 
 // Recorded is the outcome of RecordFacts.

@@ -15,3 +15,15 @@ var (
 	// ErrInvalidPool reports a company id or environment that cannot name a pool.
 	ErrInvalidPool = errors.New("invalid pool id")
 )
+
+// ValidationError reports a command input that cannot be accepted: the field at fault ("" for
+// the request as a whole) and a message for people.
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+func (e *ValidationError) Error() string { return e.Message }
+
+// Invalid returns the validation error of field with message.
+func Invalid(field, message string) error { return &ValidationError{Field: field, Message: message} }

@@ -87,6 +87,12 @@ type Fact struct {
 	Cause        Cause
 }
 
+// PoolFact is a fact with the pool it happened to.
+type PoolFact struct {
+	Pool ID
+	Fact Fact
+}
+
 // DepositKey is the idempotency key of a deposit: one DEPOSIT per tx hash.
 func DepositKey(txHash string) string { return "deposit:" + txHash }
 

@@ -12,6 +12,9 @@ import (
 	"github.com/payplat/platform/pkg/money"
 )
 
+// Currency is the currency of every amount of a pool.
+const Currency = "USDC"
+
 // DefaultLowThreshold is the low-balance threshold of a pool whose company never set one:
 // 100.00 USDC. A new pool (balance 0.00) is therefore low from the start, without an alert,
 // since no balance ever crossed the threshold.

@@ -16,6 +16,7 @@ import (
 	"github.com/payplat/platform/pkg/eventstore"
 
 	"github.com/payplat/platform/services/pool/adapters"
+	"github.com/payplat/platform/services/pool/app/command"
 	"github.com/payplat/platform/services/pool/domain"
 )
 
@@ -52,7 +53,7 @@ func NewConsumer(repo *adapters.Repository, c jetstream.Consumer, durable string
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1000
 	}
-	h := &factHandler{repo: repo, companies: adapters.NewCompanyDirectory()}
+	h := &factHandler{repo: repo, record: command.NewRecordFactsHandler(repo), companies: adapters.NewCompanyDirectory()}
 	bc, err := bus.NewBatchConsumer[item](c, durable, h, bus.BatchOptions{BatchSize: o.BatchSize, MaxWait: o.MaxWait,
 		DeadLetter: o.DeadLetter, IsPermanent: isPermanent, AfterApply: o.AfterCommit, Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
@@ -62,11 +63,12 @@ func NewConsumer(repo *adapters.Repository, c jetstream.Consumer, durable string
 }
 
 // item is the fact a message carries, with its pool.
-type item = adapters.PoolFact
+type item = domain.PoolFact
 
 // factHandler is the bus.BatchHandler of a Consumer.
 type factHandler struct {
 	repo      *adapters.Repository
+	record    command.RecordFactsHandler
 	companies *adapters.CompanyDirectory
 }
 
@@ -103,7 +105,7 @@ func (h *factHandler) Screen(ctx context.Context, msgs []jetstream.Msg) ([]bus.V
 
 // Apply records the facts in one transaction.
 func (h *factHandler) Apply(ctx context.Context, items []item) error {
-	return h.repo.RecordPoolFacts(ctx, items)
+	return h.record.Handle(ctx, command.RecordFacts{Facts: items})
 }
 
 func decode(m jetstream.Msg) (item, error) {

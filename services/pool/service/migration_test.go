@@ -17,6 +17,7 @@ import (
 
 	"github.com/payplat/platform/services/pool/adapters"
 	"github.com/payplat/platform/services/pool/domain"
+	"github.com/payplat/platform/services/pool/migrations"
 	"github.com/payplat/platform/services/pool/service"
 )
 
@@ -27,11 +28,11 @@ func TestMovementKeysMoveIntoTheMovementRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	old := fstest.MapFS{}
-	if err := fs.WalkDir(adapters.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasPrefix(path, "02001_") {
 			return err
 		}
-		data, err := fs.ReadFile(adapters.Migrations, path)
+		data, err := fs.ReadFile(migrations.FS, path)
 		old[path] = &fstest.MapFile{Data: data}
 		return err
 	}); err != nil || len(old) != 1 {
@@ -89,11 +90,11 @@ func TestMovementKeysMoveIntoTheMovementRow(t *testing.T) {
 func poolMigrationsBefore(t *testing.T, version string) fstest.MapFS {
 	t.Helper()
 	out := fstest.MapFS{}
-	if err := fs.WalkDir(adapters.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path >= version {
 			return err
 		}
-		data, err := fs.ReadFile(adapters.Migrations, path)
+		data, err := fs.ReadFile(migrations.FS, path)
 		out[path] = &fstest.MapFile{Data: data}
 		return err
 	}); err != nil || len(out) == 0 {
@@ -195,7 +196,7 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	}
 
 	// Down gives back the schema of 02002 with every row; Up again the schema of 02003.
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, adapters.Migrations, "02003_movement_pool_id.sql", "Down")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, migrations.FS, "02003_movement_pool_id.sql", "Down")); err != nil {
 		t.Fatal(err)
 	}
 	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(before, "\n") {
@@ -205,7 +206,7 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM movements`).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("%d movements after 02003 down (%v)", n, err)
 	}
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, adapters.Migrations, "02003_movement_pool_id.sql", "Up")); err != nil {
+	if _, err := db.Exec(ctx, testkit.GooseSection(t, migrations.FS, "02003_movement_pool_id.sql", "Up")); err != nil {
 		t.Fatal(err)
 	}
 	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {

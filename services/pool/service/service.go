@@ -5,15 +5,14 @@ package service
 
 import (
 	"context"
-	"io/fs"
 	"time"
 
 	"github.com/payplat/platform/pkg/bus"
-	"github.com/payplat/platform/pkg/eventstore"
-	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/svc"
 
 	"github.com/payplat/platform/services/pool/adapters"
+	"github.com/payplat/platform/services/pool/app/command"
+	"github.com/payplat/platform/services/pool/migrations"
 	"github.com/payplat/platform/services/pool/ports"
 )
 
@@ -45,8 +44,8 @@ func OptionsWith(t Tuning) svc.Options {
 	}
 	return svc.Options{
 		Name:              "pool",
-		Schema:            adapters.Schema,
-		Migrations:        []fs.FS{eventstore.Migrations, projection.Migrations, adapters.Migrations},
+		Schema:            migrations.Schema,
+		Migrations:        migrations.Sources,
 		DefaultHealthAddr: "127.0.0.1:8082",
 		RelayStream:       "POOL",
 		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, t) },
@@ -86,13 +85,16 @@ func start(ctx context.Context, rt *svc.Runtime, t Tuning) error {
 		}
 		rt.Go(spec.Durable, consumer.Run)
 	}
-	cmds, err := ports.StartCommands(ctx, rt.NC, repo, rt.Log)
+	srv, err := ports.StartCommandServer(ctx, rt.NC, ports.Application{
+		UpdateSettings:  command.NewUpdateSettingsHandler(repo),
+		SimulateDeposit: command.NewSimulateDepositHandler(repo),
+	}, rt.Log)
 	if err != nil {
 		return err
 	}
 	rt.Go("commands", func(ctx context.Context) error {
 		<-ctx.Done()
-		return cmds.Stop()
+		return srv.Stop()
 	})
 	return nil
 }

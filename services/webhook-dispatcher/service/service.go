@@ -69,16 +69,21 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 			return d.Prune(ctx, cfg.DeliveryRetention, cfg.PruneInterval)
 		})
 	}
-	stop, err := ports.NewRPC(d, rt.Log).Serve(ctx, rt.NC)
+	srv, err := ports.StartCommandServer(ctx, rt.NC, d, rt.Log)
 	if err != nil {
 		stopLanes()
 		return fmt.Errorf("serving the webhooks service: %w", err)
 	}
 	rt.Go("webhooks-service", func(ctx context.Context) error {
 		<-ctx.Done()
-		stop()
+		err := srv.Stop()
 		stopLanes()
 		d.Wait()
+		if err != nil {
+			// Logged rather than returned, which would fail the process's exit status: the
+			// requests in flight were waited for all the same.
+			rt.Log.Warn("stopping the webhooks service", "err", err)
+		}
 		return nil
 	})
 	return nil

@@ -35,21 +35,20 @@ func formatTime(t *time.Time) *string {
 	return &s
 }
 
-// RPC serves the request-reply service of package api. Each request is handled on its own
-// goroutine, so a cron run waiting on slow endpoints never holds up a configuration change or a
-// manual retry.
-type RPC struct {
+// CommandServer serves the request-reply service of package api. Each request is handled on
+// its own goroutine, so a cron run waiting on slow endpoints never holds up a configuration
+// change or a manual retry.
+type CommandServer struct {
 	d        *app.Dispatcher
 	log      *slog.Logger
+	svc      micro.Service
 	inflight sync.WaitGroup
 }
 
-// NewRPC returns the service's handlers.
-func NewRPC(d *app.Dispatcher, log *slog.Logger) *RPC { return &RPC{d: d, log: log} }
-
-// Serve registers the service on nc and answers until ctx ends; it then stops taking
-// requests and waits for those in flight.
-func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
+// StartCommandServer registers the service on nc; stop it with Stop. The requests are handled
+// with ctx, so those still running when ctx ends see it cancelled.
+func StartCommandServer(ctx context.Context, nc *nats.Conn, d *app.Dispatcher, log *slog.Logger) (*CommandServer, error) {
+	s := &CommandServer{d: d, log: log}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
 		Description: "webhook endpoint configuration, manual retries and cron runs",
@@ -57,16 +56,17 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	s.svc = svc
 	handlers := map[string]func(context.Context, micro.Request){
-		api.EndpointConfig: r.config,
-		api.EndpointRetry:  r.retry,
-		api.EndpointCron:   r.cron,
+		api.EndpointConfig: s.config,
+		api.EndpointRetry:  s.retry,
+		api.EndpointCron:   s.cron,
 	}
 	for name, h := range handlers {
 		err := svc.AddEndpoint(name, micro.HandlerFunc(func(req micro.Request) {
-			r.inflight.Add(1)
+			s.inflight.Add(1)
 			go func() {
-				defer r.inflight.Done()
+				defer s.inflight.Done()
 				h(ctx, laterReply{Request: req, nc: nc})
 			}()
 		}), micro.WithEndpointSubject(api.Subject(name)))
@@ -75,10 +75,14 @@ func (r *RPC) Serve(ctx context.Context, nc *nats.Conn) (func(), error) {
 			return nil, err
 		}
 	}
-	return func() {
-		_ = svc.Stop()
-		r.inflight.Wait()
-	}, nil
+	return s, nil
+}
+
+// Stop stops taking requests and waits for those in flight.
+func (s *CommandServer) Stop() error {
+	err := s.svc.Stop()
+	s.inflight.Wait()
+	return err
 }
 
 // laterReply answers a request after micro's handler has returned. micro reads what a
@@ -111,65 +115,65 @@ func (l laterReply) Error(code, description string, data []byte, _ ...micro.Resp
 	return l.nc.PublishMsg(msg)
 }
 
-func (r *RPC) config(ctx context.Context, req micro.Request) {
+func (s *CommandServer) config(ctx context.Context, req micro.Request) {
 	var in api.ConfigRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		r.fail(req, domain.Invalid("body", "malformed request"))
+		s.fail(req, domain.Invalid("body", "malformed request"))
 		return
 	}
-	out, err := r.d.Configure(ctx, app.Configure{CompanyID: in.CompanyID, Environment: in.Environment,
+	out, err := s.d.Configure(ctx, app.Configure{CompanyID: in.CompanyID, Environment: in.Environment,
 		URL: in.URL, Enabled: in.Enabled, RollSecret: in.RollSecret})
 	if err != nil {
-		r.fail(req, err)
+		s.fail(req, err)
 		return
 	}
 	e := out.Endpoint
-	r.reply(req, api.ConfigReply{URL: e.URL, Enabled: e.Enabled, Secret: out.Secret, SecretVersion: e.SecretVersion,
+	s.reply(req, api.ConfigReply{URL: e.URL, Enabled: e.Enabled, Secret: out.Secret, SecretVersion: e.SecretVersion,
 		CreatedAt: e.CreatedAt.UTC().Format(domain.TimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(domain.TimeLayout)})
 }
 
-func (r *RPC) retry(ctx context.Context, req micro.Request) {
+func (s *CommandServer) retry(ctx context.Context, req micro.Request) {
 	var in api.RetryRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		r.fail(req, domain.Invalid("body", "malformed request"))
+		s.fail(req, domain.Invalid("body", "malformed request"))
 		return
 	}
 	id, err := uuid.Parse(in.LogID)
 	if err != nil {
-		r.fail(req, domain.ErrNotFound)
+		s.fail(req, domain.ErrNotFound)
 		return
 	}
-	d, err := r.d.RetryNow(ctx, in.CompanyID, in.Environment, id)
+	d, err := s.d.RetryNow(ctx, in.CompanyID, in.Environment, id)
 	if err != nil {
-		r.fail(req, err)
+		s.fail(req, err)
 		return
 	}
-	r.reply(req, NewLogEntry(d))
+	s.reply(req, NewLogEntry(d))
 }
 
-func (r *RPC) cron(ctx context.Context, req micro.Request) {
+func (s *CommandServer) cron(ctx context.Context, req micro.Request) {
 	var in api.CronRequest
 	if len(req.Data()) > 0 {
 		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			r.fail(req, domain.Invalid("body", "malformed request"))
+			s.fail(req, domain.Invalid("body", "malformed request"))
 			return
 		}
 	}
-	res, err := r.d.RunDue(ctx, in.Limit)
+	res, err := s.d.RunDue(ctx, in.Limit)
 	if err != nil {
-		r.fail(req, err)
+		s.fail(req, err)
 		return
 	}
-	r.reply(req, api.CronReply{TotalProcessed: res.TotalProcessed, Successful: res.Successful, Failed: res.Failed})
+	s.reply(req, api.CronReply{TotalProcessed: res.TotalProcessed, Successful: res.Successful, Failed: res.Failed})
 }
 
-func (r *RPC) reply(req micro.Request, v any) {
+func (s *CommandServer) reply(req micro.Request, v any) {
 	if err := req.RespondJSON(v); err != nil {
-		r.log.Warn("replying", "subject", req.Subject(), "err", err)
+		s.log.Warn("replying", "subject", req.Subject(), "err", err)
 	}
 }
 
-func (r *RPC) fail(req micro.Request, err error) {
+func (s *CommandServer) fail(req micro.Request, err error) {
 	var (
 		v       *domain.ValidationError
 		limited *domain.RateLimitedError
@@ -185,11 +189,11 @@ func (r *RPC) fail(req micro.Request, err error) {
 	case errors.Is(err, domain.ErrInFlight):
 		body = api.Error{Code: api.CodeInFlight, Message: err.Error()}
 	default:
-		r.log.Error("webhooks request failed", "subject", req.Subject(), "err", err)
+		s.log.Error("webhooks request failed", "subject", req.Subject(), "err", err)
 		body = api.Error{Code: api.CodeInternal, Message: "internal error"}
 	}
 	data, _ := json.Marshal(body)
 	if err := req.Error(body.Code, body.Message, data); err != nil {
-		r.log.Warn("replying with an error", "subject", req.Subject(), "err", err)
+		s.log.Warn("replying with an error", "subject", req.Subject(), "err", err)
 	}
 }
