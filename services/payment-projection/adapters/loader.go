@@ -8,31 +8,30 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/payplat/platform/pkg/projection"
-
 	"github.com/payplat/platform/services/payment-projection/domain"
 )
 
-// NewLoader implements projection.BulkProjector. A rebuild reads the stream from its first
-// message into empty tables, so nothing needs looking up: the facts of the payments seen lately
+// NewFactLoader returns the bulk loader of a rebuild, keeping the facts of at most openPayments
+// payments in memory (0: 50,000). A rebuild reads the stream from its first message into
+// empty tables, so nothing needs looking up: the facts of the payments seen lately
 // are kept in memory until the payment has been quiet for a while (a live payment's events are
 // minutes apart, a rebuild reads hours of them in seconds), then folded with domain.Fold, as
-// ApplyBatch does, and COPYed as the payment's row with its facts. A payment whose row was
+// SavePayments does, and COPYed as the payment's row with its facts. A payment whose row was
 // written before one of its facts arrived has two rows at the end: those are merged and folded
 // again from all their facts.
-func (p *Projector) NewLoader() projection.BulkLoader {
-	maxOpen := p.OpenPayments
-	if maxOpen <= 0 {
-		maxOpen = defaultOpenPayments
+func NewFactLoader(openPayments int) *FactLoader {
+	if openPayments <= 0 {
+		openPayments = defaultOpenPayments
 	}
-	return &factLoader{open: map[domain.Key]*openPayment{}, maxOpen: maxOpen}
+	return &FactLoader{open: map[domain.Key]*openPayment{}, maxOpen: openPayments}
 }
 
 // defaultOpenPayments bounds the payments whose facts a loader keeps in memory (about 2 KB
 // each).
 const defaultOpenPayments = 50_000
 
-type factLoader struct {
+// FactLoader writes a rebuild's payments from their facts (NewFactLoader).
+type FactLoader struct {
 	maxOpen int
 	open    map[domain.Key]*openPayment
 	// lru lists the payments by last fact, oldest first from head; an entry whose payment has
@@ -111,17 +110,9 @@ func (w *writtenSet) mayHave(k domain.Key) bool {
 	return true
 }
 
-// Load implements projection.BulkLoader. An event refused as permanent fails it before any
-// change to the loader's state.
-func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
-	facts := make([]domain.Fact, len(evs))
-	for i, ev := range evs {
-		f, err := factOf(ev)
-		if err != nil {
-			return fmt.Errorf("event %s: %w", ev.ID, err)
-		}
-		facts[i] = f
-	}
+// Load takes the facts of a batch of the stream, in stream order, and writes the payments that
+// have been quiet the longest once more than the loader's bound are open.
+func (l *FactLoader) Load(ctx context.Context, tx pgx.Tx, facts []domain.Fact) error {
 	for _, f := range facts {
 		l.seq++
 		p := l.open[f.Key]
@@ -154,9 +145,9 @@ func (l *factLoader) Load(ctx context.Context, tx pgx.Tx, evs []projection.Event
 	return copyPayments(ctx, tx, rows)
 }
 
-// Finish implements projection.BulkLoader: it writes the payments still in memory, then folds
+// Finish writes the payments still in memory, then folds
 // again those that got a fact after their row was written.
-func (l *factLoader) Finish(ctx context.Context, tx pgx.Tx) error {
+func (l *FactLoader) Finish(ctx context.Context, tx pgx.Tx) error {
 	rows := make([][]domain.Fact, 0, len(l.open))
 	for _, p := range l.open {
 		rows = append(rows, p.facts)
@@ -280,5 +271,3 @@ func (c *copySource) Next() bool {
 func (c *copySource) Values() ([]any, error) { return c.values, nil }
 
 func (c *copySource) Err() error { return c.err }
-
-var _ projection.BulkProjector = (*Projector)(nil)

@@ -13,8 +13,8 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/projection"
 
-	"github.com/payplat/platform/services/payment-projection/adapters"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/ports"
 	"github.com/payplat/platform/services/payment-projection/service"
 )
 
@@ -47,7 +47,7 @@ func benchApply(b *testing.B, batch, workers int) {
 	}
 	runners := make([]*projection.StreamRunner, workers)
 	for i := range runners {
-		runners[i], err = projection.NewStreamRunner(e.db, consumer, service.Durable, adapters.NewProjector(),
+		runners[i], err = projection.NewStreamRunner(e.db, consumer, service.Durable, ports.NewProjector(),
 			projection.StreamRunnerOptions{BatchSize: batch, MaxWait: 200 * time.Millisecond, DeadLetter: noDeadLetters})
 		if err != nil {
 			b.Fatal(err)

@@ -16,9 +16,9 @@ import (
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/payment-projection/adapters"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 	"github.com/payplat/platform/services/payment-projection/migrations"
+	"github.com/payplat/platform/services/payment-projection/ports"
 	"github.com/payplat/platform/services/payment-projection/service"
 )
 
@@ -27,7 +27,7 @@ func init() { testkit.RegisterHelper("projection-killed-mid-batch", projectionKi
 // killingProjector is the payments projector of a process that is killed (SIGKILL) inside its
 // third batch's transaction, once the batch is applied and before it commits.
 type killingProjector struct {
-	*adapters.Projector
+	*ports.Projector
 	batches atomic.Int32
 }
 
@@ -61,7 +61,7 @@ func projectionKilledMidBatch() int {
 		return 2
 	}
 	dl, _ := bus.NewDeadLetterer(js, nil)
-	runner, err := projection.NewStreamRunner(db, c, service.Durable, &killingProjector{Projector: adapters.NewProjector()},
+	runner, err := projection.NewStreamRunner(db, c, service.Durable, &killingProjector{Projector: ports.NewProjector()},
 		projection.StreamRunnerOptions{BatchSize: 100, DeadLetter: dl.SendJetStream})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/testkit"
 
-	"github.com/payplat/platform/services/payment-projection/adapters"
+	"github.com/payplat/platform/services/payment-projection/ports"
 	"github.com/payplat/platform/services/payment-projection/service"
 )
 
@@ -61,7 +61,7 @@ func TestPaymentsRebuildEqualsLive(t *testing.T) {
 	// A loader that keeps two payments in memory writes most rows early, and folds again
 	// those whose later facts come after.
 	narrow := def
-	narrow.Projector = &adapters.Projector{OpenPayments: 2}
+	narrow.Projector = &ports.Projector{OpenPayments: 2}
 	for _, c := range []struct {
 		name string
 		def  projection.Definition

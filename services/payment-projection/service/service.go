@@ -16,6 +16,7 @@ import (
 
 	"github.com/payplat/platform/services/payment-projection/adapters"
 	"github.com/payplat/platform/services/payment-projection/migrations"
+	"github.com/payplat/platform/services/payment-projection/ports"
 )
 
 // Durable is the durable pull consumer of the PAYMENTS stream that every replica shares.
@@ -60,7 +61,7 @@ func ConsumerSpec(batchSize int) bus.ConsumerSpec {
 
 // Definition describes the projection for the operator's rebuild and verify.
 func Definition(js jetstream.JetStream) projection.Definition {
-	return projection.Definition{Projector: adapters.NewProjector(), Schema: migrations.Schema,
+	return projection.Definition{Projector: ports.NewProjector(), Schema: migrations.Schema,
 		Tables: []string{"payments"}, Source: projection.StreamSource{JS: js, Stream: Stream}}
 }
 
@@ -78,7 +79,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		return err
 	}
 	for i := range max(cfg.Workers, 1) {
-		proj := adapters.NewProjector()
+		proj := ports.NewProjector()
 		// After each committed batch, the payments it changed are announced (adapters.Notify),
 		// so that the gateway's read-your-writes waits end at once.
 		runner, err := projection.NewStreamRunner(rt.DB, consumer, Durable, proj, projection.StreamRunnerOptions{
@@ -89,7 +90,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		}
 		rt.Go(fmt.Sprintf("projection-%d", i), runner.Run)
 	}
-	pruner, err := projection.NewPruner(rt.DB, consumer, adapters.ProjectorName, rt.PruneOptions())
+	pruner, err := projection.NewPruner(rt.DB, consumer, ports.ProjectorName, rt.PruneOptions())
 	if err != nil {
 		return err
 	}

@@ -1,63 +1,29 @@
-// Package adapters holds the payment-projection's PostgreSQL and NATS adapters: the projector
-// of the payments read table, the expirer and the applied-payment notifications.
+// Package adapters holds the payment-projection's PostgreSQL and NATS adapters: the payments
+// table (its facts, their fold, the bulk loader of a rebuild), the expirer and the
+// applied-payment notifications.
 package adapters
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/payplat/platform/pkg/projection"
-
 	"github.com/payplat/platform/services/payment-projection/domain"
 )
 
-// ProjectorName names the projection in projection_applied.
-const ProjectorName = "payments"
-
-// Projector keeps the payments read table: each event is stored as a fact in its payment's row
-// (column facts) and the row is recomputed from all its facts (domain.Fold), with the row
-// locked first, so that two replicas applying events of the same payment at once serialise on
+// SavePayments records facts in their payments' rows within tx and returns the payments as
+// folded now, with two set-based statements: lock (or create) the payments and read their
+// stored facts, then write each payment's fold (domain.Fold) with all its facts. The rows are
+// locked first, so that two replicas applying facts of the same payment at once serialise on
 // it and neither loses the other's transition.
-type Projector struct {
-	// OpenPayments is the most payments whose facts a rebuild keeps in memory (0: 50,000).
-	OpenPayments int
-
-	mu      sync.Mutex
-	applied []domain.Payment
-}
-
-// NewProjector returns a Projector with the default OpenPayments.
-func NewProjector() *Projector { return &Projector{} }
-
-// Name implements projection.Projector.
-func (p *Projector) Name() string { return ProjectorName }
-
-// Apply implements projection.Projector.
-func (p *Projector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Event) error {
-	return p.ApplyBatch(ctx, tx, []projection.Event{ev})
-}
-
-// ApplyBatch implements projection.BatchProjector with two set-based statements: lock (or
-// create) the payments and read their stored facts, then write each payment's fold with its
-// facts.
-func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.Event) error {
-	facts := make([]domain.Fact, len(evs))
-	for i, ev := range evs {
-		f, err := factOf(ev)
-		if err != nil {
-			return fmt.Errorf("event %s: %w", ev.ID, err)
-		}
-		facts[i] = f
-	}
+func SavePayments(ctx context.Context, tx pgx.Tx, facts []domain.Fact) ([]domain.Payment, error) {
 	keys := distinctKeys(facts)
 	all, err := lockPayments(ctx, tx, keys)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, f := range facts {
 		all[f.Key] = append(all[f.Key], f)
@@ -66,46 +32,19 @@ func (p *Projector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []projection.
 	blobs := make([][]byte, len(keys))
 	for i, k := range keys {
 		if folded[i], blobs[i], err = foldAndEncode(all[k]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := updatePayments(ctx, tx, folded, blobs); err != nil {
-		return err
+		return nil, err
 	}
-	p.mu.Lock()
-	p.applied = append(p.applied, folded...)
-	p.mu.Unlock()
-	return nil
+	return folded, nil
 }
 
-// Reset implements projection.Resetter.
-func (p *Projector) Reset(ctx context.Context, tx pgx.Tx) error {
+// TruncatePayments empties the payments table within tx.
+func TruncatePayments(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `TRUNCATE payments`)
 	return err
-}
-
-// Skipped implements projection.SkipObserver: a payment event the runner skipped as applied
-// before, typically by a rebuild's swap, is announced like an applied one, so that a gateway
-// waiting for it (read your writes) re-reads the row at once instead of running out its
-// deadline.
-func (p *Projector) Skipped(evs []projection.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, ev := range evs {
-		if f, err := factOf(ev); err == nil {
-			p.applied = append(p.applied, domain.Payment{Key: f.Key, Status: f.Status})
-		}
-	}
-}
-
-// TakeApplied returns the payments changed since the last call (possibly including some whose
-// transaction then rolled back: the result is a hint to re-read, never a fact).
-func (p *Projector) TakeApplied() []domain.Payment {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.applied
-	p.applied = nil
-	return out
 }
 
 func distinctKeys(facts []domain.Fact) []domain.Key {
