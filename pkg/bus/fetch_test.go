@@ -2,11 +2,14 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // FetchAvailable hands over what the consumer has at once (up to max), and on a quiet consumer
@@ -47,7 +50,14 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 		}
 		got <- m
 	}()
-	time.Sleep(50 * time.Millisecond) // let the fetch start waiting
+	// The fetch is waiting once its pull request is pending on the server.
+	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
+		info, err := c.Info(ctx)
+		if err == nil && info.NumWaiting == 0 {
+			err = errors.New("no pull request waiting")
+		}
+		return err
+	})
 	publish(5)
 	select {
 	case m := <-got:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // ScanAll and ScanVisible hand over, field for field and in the same order and pages, what
@@ -24,20 +25,13 @@ func TestScanAllMatchesReadAll(t *testing.T) {
 	}
 	// The gap-safe reads hold back while any older transaction of the cluster (another test's)
 	// is in flight: wait until they see all 15, which they then always do.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		all, err := s.ReadAll(ctx, s.DB(), eventstore.Position{}, 100)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && len(all) != 15 {
+			err = fmt.Errorf("ReadAll sees %d of 15 events", len(all))
 		}
-		if len(all) == 15 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ReadAll sees %d of 15 events", len(all))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 	for _, visible := range []bool{false, true} {
 		var pos eventstore.Position
 		seen := 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 func lead(t *testing.T, e *env, holder string, cfg Lease) *leadership {
@@ -100,9 +101,12 @@ func TestLeaderStopsBeforeItsLeaseExpires(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT * FROM relay_leases WHERE name = 'merchant' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	for l.held() {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+		if l.held() {
+			return errors.New("the leader still holds its lease")
+		}
+		return nil
+	})
 	var running bool
 	if err := e.store.DB().QueryRow(ctx, `SELECT expires_at > clock_timestamp() FROM relay_leases WHERE name = 'merchant'`).Scan(&running); err != nil {
 		t.Fatal(err)

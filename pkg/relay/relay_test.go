@@ -146,16 +146,12 @@ func (e *env) streamContents(t *testing.T) []*jetstream.RawStreamMsg {
 
 func (e *env) waitForCount(t *testing.T, n uint64) {
 	t.Helper()
-	var last error
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if last = e.streamHolds(n); last == nil {
-			return
+	defer func() {
+		if t.Failed() {
+			e.diagnose(t)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.diagnose(t)
-	t.Fatalf("condition not met after 60s: %v", last)
+	}()
+	testkit.WaitFor(t, 60*time.Second, 20*time.Millisecond, func() error { return e.streamHolds(n) })
 }
 
 func (e *env) streamHolds(n uint64) error {

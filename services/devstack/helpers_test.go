@@ -11,21 +11,10 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 )
 
-// waitFor polls check every 20ms until it returns nil, failing the test with its last error
-// after timeout. Tests poll instead of sleeping.
+// waitFor is testkit.WaitFor polling every 20ms.
 func waitFor(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, timeout, 20*time.Millisecond, check)
 }
 
 // contains is a waitFor check that out has every one of wants.
