@@ -10,7 +10,7 @@ import (
 // Get returns one of the principal's payments with its merchant's name (the dashboard's payment
 // detail); domain.ErrNotFound for an unknown id or another tenant's.
 func (a *Payments) Get(ctx context.Context, p domain.Principal, paymentID string) (domain.Payment, error) {
-	pm, err := a.get(ctx, p, paymentID)
+	pm, err := a.Find(ctx, p, paymentID)
 	if err != nil {
 		return domain.Payment{}, fmt.Errorf("reading payment: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/payplat/platform/services/merchant/api"
 )
 
-// Merchants serves the merchant endpoints: reads go straight to the merchant service's read
+// Merchants serves the merchant use cases: reads go straight to the merchant service's read
 // tables (schema merchant, read-only; they are updated in the transaction of each command, so
 // a 2xx command is visible to the next read), writes go through the merchant service's command
 // API over NATS.

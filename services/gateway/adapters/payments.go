@@ -17,25 +17,21 @@ import (
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
-// PaymentVisibleTimeout bounds how long a payment request waits for the payments projection
-// to show what it published (read-your-writes).
-const PaymentVisibleTimeout = 10 * time.Second
-
 // DefaultPublishTimeout bounds each JetStream publish of a payment request
 // (GATEWAY_PUBLISH_TIMEOUT).
 const DefaultPublishTimeout = 2 * time.Second
 
-// Payments serves the payment endpoints. Reads go straight to the payment-projection's read
-// table (schema payments) and the merchant read table (schema merchant), read-only. Writes are
-// events published to the PAYMENTS stream; a request then waits until the projection shows
-// them: it subscribes to the projection's core NATS announcement for the payment
-// (notify.Subject) before publishing and re-reads the table on each announcement, so the wait
-// ends as soon as the row is there, without polling.
+// Payments is the gateway's access to payments. Reads go straight to the payment-projection's
+// read table (schema payments) and the merchant read table (schema merchant), read-only. Writes
+// are events published to the PAYMENTS stream, in an admission transaction that holds the
+// merchant's row (payments_publish.go, command.PaymentWriter); a request then waits until the
+// projection shows them: it subscribes to the projection's core NATS announcement for the
+// payment (notify.Subject) before publishing and re-reads the table on each announcement, so the
+// wait ends as soon as the row is there, without polling.
 type Payments struct {
-	db      *pgxpool.Pool
-	nc      *nats.Conn
-	pub     *bus.Publisher
-	timeout time.Duration
+	db  *pgxpool.Pool
+	nc  *nats.Conn
+	pub *bus.Publisher
 	// publishTimeout bounds each publish, and the wait for an admission slot.
 	publishTimeout time.Duration
 	// admissions bounds the admission transactions in flight, each holding a connection of db
@@ -51,7 +47,7 @@ func NewPayments(db *pgxpool.Pool, nc *nats.Conn, publishTimeout time.Duration) 
 	if publishTimeout <= 0 {
 		publishTimeout = DefaultPublishTimeout
 	}
-	p := &Payments{db: db, nc: nc, timeout: PaymentVisibleTimeout, publishTimeout: publishTimeout,
+	p := &Payments{db: db, nc: nc, publishTimeout: publishTimeout,
 		admissions: make(chan struct{}, max(1, db.Config().MaxConns/2))}
 	if nc != nil {
 		p.pub, _ = bus.NewPublisher(nc, bus.PublisherOptions{})
@@ -151,35 +147,31 @@ func (a *Payments) nameMerchants(ctx context.Context, p domain.Principal, list [
 	return nil
 }
 
-// lockActiveMerchant reads the company's merchant in env under a share lock held until tx ends,
-// and requires it ACTIVE: domain.ErrNotFound for an unknown merchant or another tenant's,
-// domain.ErrMerchantNotActive otherwise. The merchant service changes a status by updating this
-// row in the transaction that appends the change, so a status change committed before the lock
-// is seen here and one committed after it waits for tx.
-func lockActiveMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merchantID string) (domain.PaymentMerchant, error) {
+// lockMerchant reads the company's merchant in env, with its status, under a share lock held
+// until tx ends: domain.ErrNotFound for an unknown merchant or another tenant's. The merchant
+// service changes a status by updating this row in the transaction that appends the change, so a
+// status change committed before the lock is seen here and one committed after it waits for tx.
+func lockMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merchantID string) (domain.PaymentMerchant, error) {
 	id, err := uuid.Parse(merchantID)
 	if err != nil {
 		return domain.PaymentMerchant{}, domain.ErrNotFound
 	}
 	m := domain.PaymentMerchant{ID: id.String()}
-	var status string
 	// The merchant service's function takes the share lock: the gateway may only read its tables.
 	err = tx.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.lock_merchant_for_payment($1, $2, $3)`,
 		pgtype.UUID{Bytes: id, Valid: true}, p.CompanyID.String(), string(p.Environment)).
-		Scan(&m.Name, &m.WalletAddress, &status)
+		Scan(&m.Name, &m.WalletAddress, &m.Status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return m, domain.ErrNotFound
 	case err != nil:
 		return m, fmt.Errorf("reading merchant: %w", err)
-	case status != "ACTIVE":
-		return m, domain.ErrMerchantNotActive
 	}
 	return m, nil
 }
 
-// get reads one payment of the principal, or nil.
-func (a *Payments) get(ctx context.Context, p domain.Principal, paymentID string) (*domain.Payment, error) {
+// Find reads one payment of the principal, or nil, without its merchant's name.
+func (a *Payments) Find(ctx context.Context, p domain.Principal, paymentID string) (*domain.Payment, error) {
 	rows, err := a.db.Query(ctx, `SELECT `+paymentColumns+` FROM payments.payments
         WHERE tenant_id = `+tenantOf12+` AND company_id = $1 AND environment = $2 AND payment_id = $3`,
 		p.CompanyID.String(), string(p.Environment), paymentID)

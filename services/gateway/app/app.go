@@ -16,10 +16,34 @@ type Application struct {
 type Commands struct {
 	CreateCompany command.CreateCompanyHandler
 	RollAPIKey    command.RollAPIKeyHandler
+
+	CreateMerchant         command.CreateMerchantHandler
+	SetMerchantStatus      command.SetMerchantStatusHandler
+	AdminSetMerchantStatus command.AdminSetMerchantStatusHandler
+
+	UpdatePoolSettings  command.UpdatePoolSettingsHandler
+	SimulatePoolDeposit command.SimulatePoolDepositHandler
+
+	ProcessPayment  command.ProcessPaymentHandler
+	SimulatePayment command.SimulatePaymentHandler
+
+	ConfigureWebhooks command.ConfigureWebhooksHandler
+	RetryWebhook      command.RetryWebhookHandler
+	RunWebhookCron    command.RunWebhookCronHandler
 }
 
 // Queries are the read-only use cases.
 type Queries struct {
 	ListCompanies query.ListCompaniesHandler
 	Authenticate  query.AuthenticateHandler
+
+	ListMerchants  query.ListMerchantsHandler
+	MerchantLedger query.MerchantLedgerHandler
+
+	PoolBalance      query.PoolBalanceHandler
+	PoolTransactions query.PoolTransactionsHandler
+
+	ListPayments query.ListPaymentsHandler
+
+	WebhookLogs query.WebhookLogsHandler
 }

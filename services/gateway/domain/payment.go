@@ -3,6 +3,10 @@ package domain
 import (
 	"errors"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payplat/platform/pkg/money"
 )
 
 // Errors of the payment endpoints; the error table of ports/errors.go maps them to HTTP.
@@ -58,18 +62,87 @@ type PaymentFilter struct {
 
 // PaymentRequest is a payment to create for a merchant.
 type PaymentRequest struct {
-	// PaymentID is the id to use (derived from the Idempotency-Key so that a retry is the same
-	// payment), or empty for a new one.
-	PaymentID  string
 	MerchantID string
 	// Amount is the USDC decimal string, already validated.
 	Amount    string
 	ExpiresIn time.Duration
 }
 
-// PaymentMerchant is the ACTIVE merchant a payment is for.
+// NewPaymentRequest validates the amount (required, a positive USDC amount with at most 6
+// decimals) and the expiry (60 s to 24 h, PaymentDefaultExpiry when nil) of a payment for
+// merchantID; the errors name the request's fields.
+func NewPaymentRequest(merchantID string, amount *string, expiresInSeconds *int64) (PaymentRequest, error) {
+	req := PaymentRequest{MerchantID: merchantID, ExpiresIn: PaymentDefaultExpiry}
+	if amount == nil {
+		return PaymentRequest{}, Invalid("amount", "is required")
+	}
+	a, err := money.Parse(*amount)
+	if err != nil || !a.IsPositive() {
+		return PaymentRequest{}, Invalid("amount", "must be a positive USDC amount with at most 6 decimals, for example \"12.50\"")
+	}
+	req.Amount = a.String()
+	if expiresInSeconds != nil {
+		if *expiresInSeconds < int64(PaymentMinExpiry/time.Second) || *expiresInSeconds > int64(PaymentMaxExpiry/time.Second) {
+			return PaymentRequest{}, Invalid("expires_in_seconds", "must be a whole number from 60 to 86400")
+		}
+		req.ExpiresIn = time.Duration(*expiresInSeconds) * time.Second
+	}
+	return req, nil
+}
+
+// PaymentMerchant is the merchant a payment is for, as its admission found it.
 type PaymentMerchant struct {
 	ID            string
 	Name          string
 	WalletAddress string
+	Status        string
+}
+
+// Payable returns ErrMerchantNotActive unless the merchant is ACTIVE: only an ACTIVE merchant
+// receives payments (SPEC §3.1).
+func (m PaymentMerchant) Payable() error {
+	if m.Status != MerchantActive {
+		return ErrMerchantNotActive
+	}
+	return nil
+}
+
+// PaymentEventKind is an event of a payment's life that the gateway publishes.
+type PaymentEventKind string
+
+// The events the gateway publishes: payment.created for every payment, payment.processing and
+// payment.confirmed after it for a simulated one.
+const (
+	PaymentCreatedEvent    PaymentEventKind = "created"
+	PaymentProcessingEvent PaymentEventKind = "processing"
+	PaymentConfirmedEvent  PaymentEventKind = "confirmed"
+)
+
+// PaymentEvent is an event of a payment as the gateway publishes it to the PAYMENTS stream
+// (the adapters encode it as the payplat.payment.v1 message of its Kind).
+type PaymentEvent struct {
+	Kind PaymentEventKind
+	// ID is the event id, on which the bus and every consumer drop duplicates.
+	ID          string
+	CompanyID   uuid.UUID
+	Environment Environment
+	// CausationID is the id of the request that caused the event, or empty.
+	CausationID string
+	// At is when the event happened, and the payment's created_at (created) or confirmed_at
+	// (confirmed).
+	At             time.Time
+	PaymentID      string
+	MerchantID     string
+	MerchantWallet string
+	Amount         string
+	// Status is the payment's status the event reports: PENDING, PROCESSING or CONFIRMED.
+	Status string
+	// ExpiresAt is when the payment expires unpaid (created only).
+	ExpiresAt time.Time
+	// CustomerWallet and TxHash are the paying wallet and its transaction (processing and
+	// confirmed only).
+	CustomerWallet string
+	TxHash         string
+	// ExplorerURL shows the transaction on a block explorer (confirmed only).
+	ExplorerURL string
 }

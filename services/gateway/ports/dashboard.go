@@ -4,17 +4,50 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/payplat/platform/pkg/logx"
-	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
 // What the dashboard (package dashboard, issue 18) shares with the API: the use cases behind
-// the API's handlers, taking parsed input and the principal in ctx, so that a form in the
-// dashboard and a request to the API are validated, refused and de-duplicated alike. The
-// handlers of the API call the same functions.
+// the API's handlers (app/command), taking parsed input and the principal in ctx and built into
+// their commands as the API's handlers build them, so that a form in the dashboard and a
+// request to the API are validated, refused and de-duplicated alike.
+
+// MerchantService is everything the merchant use cases need, as one adapter serves it
+// (adapters.Merchants); the dashboard takes one to call them and to read.
+type MerchantService interface {
+	query.MerchantLister
+	query.MerchantLedgerReader
+	command.MerchantCreator
+	command.MerchantStatusSetter
+}
+
+// PoolService is everything the pool use cases need, as one adapter serves it (adapters.Pool);
+// the dashboard takes one to call them and to read.
+type PoolService interface {
+	query.PoolBalanceReader
+	query.PoolTransactionReader
+	command.PoolSettingsUpdater
+	command.PoolDepositSimulator
+}
+
+// PaymentService is everything the payment use cases need, as one adapter serves it
+// (adapters.Payments); the dashboard takes one to call them and to read.
+type PaymentService interface {
+	query.PaymentLister
+	command.PaymentWriter
+}
+
+// WebhookService is everything the webhook use cases need, as one adapter serves it
+// (adapters.Webhooks); the dashboard takes one to call them and to read.
+type WebhookService interface {
+	query.WebhookLogReader
+	command.WebhookConfigurer
+	command.WebhookRetrier
+	command.WebhookCronRunner
+}
 
 // Mount serves every request under prefix with h, behind the server's request ids, access log,
 // metrics, panic recovery and body limit.
@@ -54,85 +87,51 @@ func ErrorResponse(err error) (status int, code, message, field string) {
 	return e.Status, b.Code, b.Message, b.Field
 }
 
-// CreateMerchant creates a merchant for the principal in ctx. Under an Idempotency-Key the
-// merchant id derives from the caller and the key, so a retry after a 5xx (which the
-// idempotency layer does not store) cannot create a second merchant.
-func CreateMerchant(ctx context.Context, svc MerchantService, name, email, idempotencyKey string) (domain.MerchantCreated, error) {
-	p, _ := PrincipalFrom(ctx)
-	merchantID := ""
-	if idempotencyKey != "" {
-		merchantID = uuid.NewSHA1(merchantIDSpace, []byte(callerScope(ctx)+"\x00"+idempotencyKey)).String()
-	}
-	return svc.Create(ctx, p, requestID(ctx), merchantID, name, email)
+// CreateMerchant creates a merchant for the principal in ctx (command.CreateMerchant). Under an
+// Idempotency-Key the merchant id derives from the caller and the key, so a retry after a 5xx
+// (which the idempotency layer does not store) cannot create a second merchant.
+func CreateMerchant(ctx context.Context, svc command.MerchantCreator, name, email, idempotencyKey string) (domain.MerchantCreated, error) {
+	return command.NewCreateMerchantHandler(svc).Handle(ctx, createMerchantCommand(ctx, name, email, idempotencyKey))
 }
 
-// SetMerchantStatus changes a merchant's status for the company of p, or for the platform when
-// p is nil; status is required.
-func SetMerchantStatus(ctx context.Context, svc MerchantService, p *domain.Principal, merchantID string,
+// SetMerchantStatus changes a merchant's status for the company of p (command.SetMerchantStatus),
+// or for the platform when p is nil (command.AdminSetMerchantStatus); status is required.
+func SetMerchantStatus(ctx context.Context, svc command.MerchantStatusSetter, p *domain.Principal, merchantID string,
 	status *string, reason string) (domain.MerchantStatusResult, error) {
-	if status == nil || *status == "" {
-		return domain.MerchantStatusResult{}, domain.Invalid("status", "is required")
-	}
-	return svc.SetStatus(ctx, p, requestID(ctx), merchantID, *status, reason)
+	return changeStatus(ctx, command.NewSetMerchantStatusHandler(svc), command.NewAdminSetMerchantStatusHandler(svc), p,
+		merchantID, status, reason)
 }
 
-// UpdatePoolSettings changes the given settings of the pool of the principal in ctx; at least
-// one must be given, and the threshold is a USDC amount of 0 or more.
-func UpdatePoolSettings(ctx context.Context, svc PoolService, lowThreshold *string, autoTopUp *bool) (domain.PoolBalance, error) {
-	if lowThreshold == nil && autoTopUp == nil {
-		return domain.PoolBalance{}, domain.Invalid("", "give low_threshold, auto_top_up_enabled or both")
-	}
-	u := domain.PoolSettingsUpdate{AutoTopUpEnabled: autoTopUp}
-	if lowThreshold != nil {
-		a, err := money.Parse(*lowThreshold)
-		if err != nil {
-			return domain.PoolBalance{}, domain.Invalid("low_threshold",
-				`must be a USDC amount of 0 or more with at most 6 decimals, as a string ("100.00")`)
-		}
-		u.LowThreshold = &a
-	}
-	p, _ := PrincipalFrom(ctx)
-	return svc.UpdateSettings(ctx, p.CompanyID, p.Environment, u, requestID(ctx))
+// UpdatePoolSettings changes the given settings of the pool of the principal in ctx
+// (command.UpdatePoolSettings); at least one must be given, and the threshold is a USDC amount
+// of 0 or more.
+func UpdatePoolSettings(ctx context.Context, svc command.PoolSettingsUpdater, lowThreshold *string,
+	autoTopUp *bool) (domain.PoolBalance, error) {
+	return command.NewUpdatePoolSettingsHandler(svc).Handle(ctx, updatePoolSettingsCommand(ctx, lowThreshold, autoTopUp))
 }
 
 // SimulatePoolDeposit records a simulated deposit into the pool of the principal in ctx (test
-// keys only). Under an Idempotency-Key the pool de-duplicates on a hash of caller and key; without
-// one, every call is a deposit.
-func SimulatePoolDeposit(ctx context.Context, svc PoolService, amount *string, idempotencyKey string) (domain.PoolDeposit, error) {
-	p, _ := PrincipalFrom(ctx)
-	if p.Environment != domain.Test {
-		return domain.PoolDeposit{}, domain.ErrPoolTestModeOnly
-	}
-	if amount == nil {
-		return domain.PoolDeposit{}, domain.Invalid("amount", "is required")
-	}
-	if a, err := money.Parse(*amount); err != nil || !a.IsPositive() {
-		return domain.PoolDeposit{}, domain.Invalid("amount",
-			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`)
-	}
-	return svc.SimulateDeposit(ctx, p.CompanyID, p.Environment, *amount, commandIDFor(ctx, idempotencyKey),
-		requestID(ctx))
+// keys only; command.SimulatePoolDeposit). Under an Idempotency-Key the pool de-duplicates on a
+// hash of caller and key; without one, every call is a deposit.
+func SimulatePoolDeposit(ctx context.Context, svc command.PoolDepositSimulator, amount *string,
+	idempotencyKey string) (domain.PoolDeposit, error) {
+	return command.NewSimulatePoolDepositHandler(svc).Handle(ctx, simulatePoolDepositCommand(ctx, amount, idempotencyKey))
 }
 
 // SimulatePayment fires a simulated payment (created, processing, confirmed) for the
-// principal's merchant (test keys only), as POST /api/v1/dashboard/payments/simulate does;
-// path is the route it was asked on, which keeps the payment ids of two routes' keys apart.
-func SimulatePayment(ctx context.Context, svc PaymentService, path, merchantID string, amount *string,
+// principal's merchant (test keys only; command.SimulatePayment), as POST
+// /api/v1/dashboard/payments/simulate does; path is the route it was asked on, which keeps the
+// payment ids of two routes' keys apart.
+func SimulatePayment(ctx context.Context, svc command.PaymentWriter, path, merchantID string, amount *string,
 	idempotencyKey string) (domain.Payment, error) {
-	if p, _ := PrincipalFrom(ctx); p.Environment != domain.Test {
-		return domain.Payment{}, domain.ErrPaymentTestModeOnly
-	}
-	return createPayment(ctx, svc.Simulate, path, paymentRequestJSON{MerchantID: &merchantID, Amount: amount},
-		idempotencyKey)
+	body := paymentRequestJSON{MerchantID: &merchantID, Amount: amount}
+	return command.NewSimulatePaymentHandler(svc).Handle(ctx,
+		command.SimulatePayment{NewPayment: newPayment(ctx, path, body, idempotencyKey)})
 }
 
-// RetryWebhook attempts one of the principal's deliveries now; a malformed id is 404 like
-// another company's.
-func RetryWebhook(ctx context.Context, svc WebhookService, logID string) (domain.WebhookLogEntry, error) {
-	id, err := uuid.Parse(logID)
-	if err != nil {
-		return domain.WebhookLogEntry{}, domain.ErrNotFound
-	}
+// RetryWebhook attempts one of the principal's deliveries now (command.RetryWebhook); a
+// malformed id is 404 like another company's.
+func RetryWebhook(ctx context.Context, svc command.WebhookRetrier, logID string) (domain.WebhookLogEntry, error) {
 	p, _ := PrincipalFrom(ctx)
-	return svc.Retry(ctx, p, id)
+	return command.NewRetryWebhookHandler(svc).Handle(ctx, command.RetryWebhook{Principal: p, LogID: logID})
 }

@@ -62,7 +62,7 @@ func FuzzDecodePaymentRequest(f *testing.F) {
 		if body.MerchantID == nil {
 			return
 		}
-		req, err := paymentRequest(body)
+		req, err := domain.NewPaymentRequest(*body.MerchantID, body.Amount, body.ExpiresInSeconds)
 		checkDecoded(t, "", err)
 		if err != nil {
 			return

@@ -6,24 +6,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
 )
-
-// MerchantService is what the merchant endpoints need: reads straight from the merchant
-// service's read tables, writes through its command API.
-type MerchantService interface {
-	List(ctx context.Context, companyID uuid.UUID, env domain.Environment) ([]domain.MerchantSummary, error)
-	Ledger(ctx context.Context, companyID uuid.UUID, env domain.Environment, merchantID string, limit int) (domain.MerchantLedger, error)
-	// Create creates a merchant; merchantID, when set, makes a repeat of the request return the
-	// same merchant.
-	Create(ctx context.Context, p domain.Principal, requestID, merchantID, name, email string) (domain.MerchantCreated, error)
-	// SetStatus changes the status for the company (p set) or for the platform (p nil).
-	SetStatus(ctx context.Context, p *domain.Principal, requestID, merchantID, status, reason string) (domain.MerchantStatusResult, error)
-}
 
 // Ledger page sizes (SPEC §4.3).
 const (
@@ -33,9 +22,6 @@ const (
 
 // merchantRoutes registers the merchant endpoints (SPEC §4.1–4.4, DESIGN §5).
 func (s *Server) merchantRoutes() {
-	if s.merchants == nil {
-		return
-	}
 	secret := RequireKey(domain.Secret)
 	s.HandleFunc(http.MethodGet, "/api/v1/management/merchants", s.listMerchants, secret)
 	s.HandleFunc(http.MethodPost, "/api/v1/management/merchants/create", s.createMerchant, secret)
@@ -66,7 +52,7 @@ func merchantTime(t time.Time) string { return events.FormatTime(t) }
 // environment, newest first, with their balances.
 func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	list, err := s.merchants.List(r.Context(), p.CompanyID, p.Environment)
+	list, err := s.app.Queries.ListMerchants.Handle(r.Context(), query.ListMerchants{Principal: p})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -91,9 +77,8 @@ type merchantCreatedJSON struct {
 	Environment  string `json:"environment"`
 }
 
-// createMerchant serves POST /api/v1/management/merchants/create. Under an Idempotency-Key the
-// merchant id derives from the caller and the key, so a retry after a 5xx (which the
-// idempotency layer does not store) cannot create a second merchant.
+// createMerchant serves POST /api/v1/management/merchants/create: name and email are required
+// members; under an Idempotency-Key a retry is the same merchant (command.CreateMerchantHandler).
 func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 	var req merchantCreateRequest
 	if err := decodeJSON(r, &req); err != nil {
@@ -108,7 +93,8 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, domain.Invalid("email", "is required"))
 		return
 	}
-	m, err := CreateMerchant(r.Context(), s.merchants, *req.Name, *req.Email, r.Header.Get("Idempotency-Key"))
+	m, err := s.app.Commands.CreateMerchant.Handle(r.Context(),
+		createMerchantCommand(r.Context(), *req.Name, *req.Email, r.Header.Get("Idempotency-Key")))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -119,8 +105,12 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 		Environment: m.Environment}})
 }
 
-// merchantIDSpace is the UUIDv5 namespace of merchant ids derived from Idempotency-Keys.
-var merchantIDSpace = uuid.MustParse("6f1d3c2e-8a4b-5c7d-9e0f-1a2b3c4d5e6f")
+// createMerchantCommand is the creation of a merchant by the caller in ctx.
+func createMerchantCommand(ctx context.Context, name, email, idempotencyKey string) command.CreateMerchant {
+	p, _ := PrincipalFrom(ctx)
+	return command.CreateMerchant{Principal: p, RequestID: requestID(ctx), Name: name, Email: email,
+		Caller: callerScope(ctx), IdempotencyKey: idempotencyKey}
+}
 
 type merchantLedgerEntryJSON struct {
 	ID            string  `json:"id"`
@@ -143,7 +133,8 @@ func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	l, err := s.merchants.Ledger(r.Context(), p.CompanyID, p.Environment, mux.Vars(r)["id"], limit)
+	l, err := s.app.Queries.MerchantLedger.Handle(r.Context(), query.MerchantLedger{Principal: p,
+		MerchantID: mux.Vars(r)["id"], Limit: limit})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -208,11 +199,33 @@ func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p 
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := SetMerchantStatus(r.Context(), s.merchants, p, mux.Vars(r)["id"], req.Status, req.Reason)
+	res, err := changeStatus(r.Context(), s.app.Commands.SetMerchantStatus, s.app.Commands.AdminSetMerchantStatus, p,
+		mux.Vars(r)["id"], req.Status, req.Reason)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, merchantStatusResultJSON{ID: res.ID, Name: res.Name, Status: res.Status,
 		UpdatedAt: merchantTime(res.UpdatedAt)})
+}
+
+// changeStatus changes a merchant's status for the company of p with partner, or for the
+// platform with admin when p is nil.
+func changeStatus(ctx context.Context, partner command.SetMerchantStatusHandler,
+	admin command.AdminSetMerchantStatusHandler, p *domain.Principal, merchantID string, status *string,
+	reason string) (domain.MerchantStatusResult, error) {
+	if p == nil {
+		return admin.Handle(ctx, command.AdminSetMerchantStatus{RequestID: requestID(ctx), MerchantID: merchantID,
+			Status: valueOf(status), Reason: reason})
+	}
+	return partner.Handle(ctx, command.SetMerchantStatus{Principal: *p, RequestID: requestID(ctx),
+		MerchantID: merchantID, Status: valueOf(status), Reason: reason})
+}
+
+// valueOf is *v, or "" when v is nil.
+func valueOf(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
 }

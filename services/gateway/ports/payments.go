@@ -6,23 +6,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/payplat/platform/pkg/events"
-	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
 )
-
-// PaymentService is what the payment endpoints need: reads from the payments read table,
-// writes as events on the bus that return once the read table shows them.
-type PaymentService interface {
-	List(ctx context.Context, p domain.Principal, f domain.PaymentFilter) ([]domain.Payment, bool, error)
-	// Process and Simulate publish a payment for the caller's merchant when it is ACTIVE
-	// (domain.ErrNotFound, domain.ErrMerchantNotActive otherwise; checked first, atomically
-	// with the publish), after request has validated the rest of the request.
-	Process(ctx context.Context, p domain.Principal, requestID, merchantID string, request func() (domain.PaymentRequest, error)) (domain.Payment, error)
-	Simulate(ctx context.Context, p domain.Principal, requestID, merchantID string, request func() (domain.PaymentRequest, error)) (domain.Payment, error)
-}
 
 // Payments list page sizes (SPEC §4.7, §8).
 const (
@@ -30,12 +18,8 @@ const (
 	maxPaymentsLimit     = 100
 )
 
-// paymentRoutes registers the payment endpoints (SPEC §4.7, DESIGN §5); a nil service leaves
-// them out.
+// paymentRoutes registers the payment endpoints (SPEC §4.7, DESIGN §5).
 func (s *Server) paymentRoutes() {
-	if s.payments == nil {
-		return
-	}
 	s.HandleFunc(http.MethodGet, "/api/v1/management/payments", s.listPayments, RequireKey(domain.Secret),
 		"limit", "offset", "status")
 	s.HandleFunc(http.MethodPost, "/api/v1/payments/process", s.processPayment,
@@ -95,7 +79,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	list, more, err := s.payments.List(r.Context(), p, f)
+	list, more, err := s.app.Queries.ListPayments.Handle(r.Context(), query.ListPayments{Principal: p, Filter: f})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -152,32 +136,34 @@ type paymentRequestJSON struct {
 
 // processPayment serves POST /api/v1/payments/process (SDK; secret or publishable key).
 func (s *Server) processPayment(w http.ResponseWriter, r *http.Request) {
-	s.servePaymentCreation(w, r, s.payments.Process)
+	s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
+		return s.app.Commands.ProcessPayment.Handle(ctx, command.ProcessPayment{NewPayment: np})
+	})
 }
 
 // simulatePayment serves POST /api/v1/dashboard/payments/simulate (secret test keys only).
 func (s *Server) simulatePayment(w http.ResponseWriter, r *http.Request) {
-	if p, _ := PrincipalFrom(r.Context()); p.Environment != domain.Test {
-		s.writeError(w, r, domain.ErrPaymentTestModeOnly)
+	p, _ := PrincipalFrom(r.Context())
+	if err := s.app.Commands.SimulatePayment.Permit(p); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	s.servePaymentCreation(w, r, s.payments.Simulate)
+	s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
+		return s.app.Commands.SimulatePayment.Handle(ctx, command.SimulatePayment{NewPayment: np})
+	})
 }
 
-type paymentCreator func(ctx context.Context, p domain.Principal, requestID, merchantID string,
-	request func() (domain.PaymentRequest, error)) (domain.Payment, error)
-
-// servePaymentCreation checks the merchant first (404, 403 MERCHANT_NOT_ACTIVE; SPEC §3.1: every
-// payment call checks the merchant status first), then the amount and expiry, then publishes.
-// Under an Idempotency-Key the payment id derives from the caller and the key, so a retry
-// after a 5xx (which the idempotency layer does not store) is the same payment.
-func (s *Server) servePaymentCreation(w http.ResponseWriter, r *http.Request, create paymentCreator) {
+// servePaymentCreation decodes the payment and has create create it (the merchant checked first,
+// then the amount and expiry; a retry under the same Idempotency-Key is the same payment), then
+// answers 201 with it.
+func (s *Server) servePaymentCreation(w http.ResponseWriter, r *http.Request,
+	create func(context.Context, command.NewPayment) (domain.Payment, error)) {
 	var body paymentRequestJSON
 	if err := decodeJSON(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	pm, err := createPayment(r.Context(), create, r.URL.Path, body, r.Header.Get("Idempotency-Key"))
+	pm, err := create(r.Context(), newPayment(r.Context(), r.URL.Path, body, r.Header.Get("Idempotency-Key")))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -187,45 +173,11 @@ func (s *Server) servePaymentCreation(w http.ResponseWriter, r *http.Request, cr
 	}{newPaymentJSON(pm)})
 }
 
-// createPayment validates body and creates the payment with create for the principal in ctx;
-// path is the route asked, which with the Idempotency-Key derives the payment id.
-func createPayment(ctx context.Context, create paymentCreator, path string, body paymentRequestJSON,
-	idempotencyKey string) (domain.Payment, error) {
-	if body.MerchantID == nil || *body.MerchantID == "" {
-		return domain.Payment{}, domain.Invalid("merchant_id", "is required")
-	}
+// newPayment is the payment body asks of the caller in ctx; path is the route asked, which with
+// the Idempotency-Key derives the payment id. A missing merchant_id is empty.
+func newPayment(ctx context.Context, path string, body paymentRequestJSON, idempotencyKey string) command.NewPayment {
 	p, _ := PrincipalFrom(ctx)
-	return create(ctx, p, requestID(ctx), *body.MerchantID, func() (domain.PaymentRequest, error) {
-		req, err := paymentRequest(body)
-		if err != nil {
-			return req, err
-		}
-		if idempotencyKey != "" {
-			req.PaymentID = uuid.NewSHA1(paymentIDSpace, []byte(callerScope(ctx)+"\x00"+path+"\x00"+idempotencyKey)).String()
-		}
-		return req, nil
-	})
-}
-
-// paymentIDSpace is the UUIDv5 namespace of payment ids derived from Idempotency-Keys.
-var paymentIDSpace = uuid.MustParse("b7e4a0d2-6c1f-5e3a-8d9b-2f4c6a8e0b1d")
-
-func paymentRequest(body paymentRequestJSON) (domain.PaymentRequest, error) {
-	req := domain.PaymentRequest{MerchantID: *body.MerchantID, ExpiresIn: domain.PaymentDefaultExpiry}
-	if body.Amount == nil {
-		return req, domain.Invalid("amount", "is required")
-	}
-	a, err := money.Parse(*body.Amount)
-	if err != nil || !a.IsPositive() {
-		return req, domain.Invalid("amount", "must be a positive USDC amount with at most 6 decimals, for example \"12.50\"")
-	}
-	req.Amount = a.String()
-	if body.ExpiresInSeconds != nil {
-		n := time.Duration(*body.ExpiresInSeconds) * time.Second
-		if *body.ExpiresInSeconds < 60 || *body.ExpiresInSeconds > 86400 {
-			return req, domain.Invalid("expires_in_seconds", "must be a whole number from 60 to 86400")
-		}
-		req.ExpiresIn = n
-	}
-	return req, nil
+	return command.NewPayment{Principal: p, RequestID: requestID(ctx), MerchantID: valueOf(body.MerchantID),
+		Amount: body.Amount, ExpiresInSeconds: body.ExpiresInSeconds, Route: path, Caller: callerScope(ctx),
+		IdempotencyKey: idempotencyKey}
 }

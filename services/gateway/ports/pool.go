@@ -2,28 +2,14 @@ package ports
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"slices"
 	"strconv"
 
-	"github.com/google/uuid"
-
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
 )
-
-// PoolService is what the pool routes need: the pool service's read tables and its commands.
-type PoolService interface {
-	Balance(ctx context.Context, company uuid.UUID, env domain.Environment) (domain.PoolBalance, error)
-	Transactions(ctx context.Context, company uuid.UUID, env domain.Environment,
-		f domain.PoolTransactionFilter) (domain.PoolTransactionPage, error)
-	UpdateSettings(ctx context.Context, company uuid.UUID, env domain.Environment, u domain.PoolSettingsUpdate,
-		requestID string) (domain.PoolBalance, error)
-	// SimulateDeposit records a deposit; the pool records one per non-empty commandID.
-	SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment, amount, commandID,
-		requestID string) (domain.PoolDeposit, error)
-}
 
 // Page size bounds of the pool transactions list (SPEC §4.6, §8).
 const (
@@ -34,9 +20,6 @@ const (
 // poolRoutes registers the pool endpoints (SPEC §4.5, §4.6, DESIGN §5). The principal's key
 // fixes company and environment: nothing of another pool is reachable.
 func (s *Server) poolRoutes() {
-	if s.pool == nil {
-		return
-	}
 	secret := RequireKey(domain.Secret)
 	secretOrPublishable := RequireKey(domain.Secret, domain.Publishable)
 	for _, prefix := range []string{"/api/v1/management/pool", "/api/v1/dashboard/pool"} {
@@ -51,7 +34,7 @@ func (s *Server) poolRoutes() {
 // poolBalance serves GET /pool/balance: SPEC §2.5.
 func (s *Server) poolBalance(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	b, err := s.pool.Balance(r.Context(), p.CompanyID, p.Environment)
+	b, err := s.app.Queries.PoolBalance.Handle(r.Context(), query.PoolBalance{Principal: p})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -79,7 +62,7 @@ func (s *Server) poolTransactions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	page, err := s.pool.Transactions(r.Context(), p.CompanyID, p.Environment, f)
+	page, err := s.app.Queries.PoolTransactions.Handle(r.Context(), query.PoolTransactions{Principal: p, Filter: f})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -132,7 +115,8 @@ func (s *Server) updatePoolSettings(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	b, err := UpdatePoolSettings(r.Context(), s.pool, body.LowThreshold, body.AutoTopUpEnabled)
+	b, err := s.app.Commands.UpdatePoolSettings.Handle(r.Context(),
+		updatePoolSettingsCommand(r.Context(), body.LowThreshold, body.AutoTopUpEnabled))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -149,8 +133,8 @@ type poolDepositBody struct {
 // answers 201 (DESIGN §5) with {transaction, balance}.
 func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	if p.Environment != domain.Test {
-		s.writeError(w, r, domain.ErrPoolTestModeOnly)
+	if err := s.app.Commands.SimulatePoolDeposit.Permit(p); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	var body poolDepositBody
@@ -158,7 +142,8 @@ func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, err := SimulatePoolDeposit(r.Context(), s.pool, body.Amount, r.Header.Get("Idempotency-Key"))
+	d, err := s.app.Commands.SimulatePoolDeposit.Handle(r.Context(),
+		simulatePoolDepositCommand(r.Context(), body.Amount, r.Header.Get("Idempotency-Key")))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -166,15 +151,17 @@ func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, d)
 }
 
-// commandIDFor identifies a command for the pool service's own de-duplication: from the
-// Idempotency-Key when there is one (a retry after a lost reply records nothing new, even when
-// the first attempt's outcome was never stored), else nothing: every call is a new command. Never
-// the request id: X-Request-Id is the caller's correlation id, which any caller may repeat, and a
-// repeat must not silently answer with an earlier deposit (issue 16).
-func commandIDFor(ctx context.Context, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(callerScope(ctx) + "\x00" + idempotencyKey))
-	return "idem-" + hex.EncodeToString(sum[:16])
+// updatePoolSettingsCommand is the caller's change of its pool settings (nil ones unchanged).
+func updatePoolSettingsCommand(ctx context.Context, lowThreshold *string, autoTopUp *bool) command.UpdatePoolSettings {
+	p, _ := PrincipalFrom(ctx)
+	return command.UpdatePoolSettings{Principal: p, RequestID: requestID(ctx), LowThreshold: lowThreshold,
+		AutoTopUp: autoTopUp}
+}
+
+// simulatePoolDepositCommand is the caller's simulated deposit, de-duplicated on its
+// Idempotency-Key when it sent one.
+func simulatePoolDepositCommand(ctx context.Context, amount *string, idempotencyKey string) command.SimulatePoolDeposit {
+	p, _ := PrincipalFrom(ctx)
+	return command.SimulatePoolDeposit{Principal: p, RequestID: requestID(ctx), Amount: amount,
+		Caller: callerScope(ctx), IdempotencyKey: idempotencyKey}
 }

@@ -17,6 +17,7 @@ import (
 
 // Deps is what the HTTP server needs.
 type Deps struct {
+	// App is every use case the handlers call.
 	App         app.Application
 	Idempotency IdempotencyStore
 	Logger      *slog.Logger
@@ -28,14 +29,6 @@ type Deps struct {
 	// every request.
 	AdminToken string
 	CronSecret string
-	// Merchants serves the merchant endpoints; nil leaves them out.
-	Merchants MerchantService
-	// Webhooks serves the webhook endpoints (ports/webhooks.go); nil leaves them out.
-	Webhooks WebhookService
-	// Pool serves the pool endpoints (ports/pool.go); nil leaves them out.
-	Pool PoolService
-	// Payments serves the payment endpoints (ports/payments.go); nil leaves them out.
-	Payments PaymentService
 	// RequestTimeout bounds a request that holds an Idempotency-Key (DefaultRequestTimeout
 	// when zero), so that the key's lease outlives it.
 	RequestTimeout time.Duration
@@ -57,12 +50,6 @@ type Server struct {
 	router  *mux.Router
 	metrics *httpMetrics
 	handler http.Handler
-	// merchants, webhooks, pool and payments serve their endpoints (ports/merchants.go,
-	// webhooks.go, pool.go, payments.go); a nil one leaves its endpoints out.
-	merchants MerchantService
-	webhooks  WebhookService
-	pool      PoolService
-	payments  PaymentService
 	// requestTimeout bounds a request that holds an Idempotency-Key.
 	requestTimeout time.Duration
 	// limits are the rate limits (ports/ratelimit.go).
@@ -90,11 +77,6 @@ func NewServer(d Deps) (*Server, error) {
 		cron:    newBearerSecret(d.CronSecret),
 		router:  mux.NewRouter(),
 		metrics: m,
-
-		merchants: d.Merchants,
-		webhooks:  d.Webhooks,
-		pool:      d.Pool,
-		payments:  d.Payments,
 
 		requestTimeout: d.RequestTimeout,
 		limits:         newLimiter(d.RateLimits),

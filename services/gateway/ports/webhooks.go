@@ -1,27 +1,18 @@
 package ports
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/services/gateway/app/command"
+	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
 )
-
-// WebhookService is what the webhook endpoints need: the delivery log read from the
-// webhook-dispatcher's tables, and its commands over NATS.
-type WebhookService interface {
-	Logs(ctx context.Context, p domain.Principal, f domain.WebhookLogFilter) ([]domain.WebhookLogEntry, error)
-	Configure(ctx context.Context, p domain.Principal, c domain.WebhookConfigChange) (domain.WebhookConfig, error)
-	Retry(ctx context.Context, p domain.Principal, logID uuid.UUID) (domain.WebhookLogEntry, error)
-	RunCron(ctx context.Context) (domain.WebhookCronResult, error)
-}
 
 // Page size of the delivery log (SPEC 4.8, 8).
 const (
@@ -31,9 +22,6 @@ const (
 
 // webhookRoutes registers the webhook endpoints (SPEC 4.8, DESIGN §5).
 func (s *Server) webhookRoutes() {
-	if s.webhooks == nil {
-		return
-	}
 	secret := RequireKey(domain.Secret)
 	s.HandleFunc(http.MethodGet, "/api/v1/dashboard/webhooks/logs", s.webhookLogs, secret, "status", "event_type", "limit")
 	s.HandleFunc(http.MethodPost, "/api/v1/dashboard/webhooks/config", s.configureWebhooks, secret)
@@ -49,7 +37,7 @@ func (s *Server) webhookLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	logs, err := s.webhooks.Logs(r.Context(), p, f)
+	logs, err := s.app.Queries.WebhookLogs.Handle(r.Context(), query.WebhookLogs{Principal: p, Filter: f})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -101,8 +89,9 @@ func (s *Server) configureWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := PrincipalFrom(r.Context())
-	cfg, err := s.webhooks.Configure(r.Context(), p, domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
-		RollSecret: req.RollSecret != nil && *req.RollSecret})
+	cfg, err := s.app.Commands.ConfigureWebhooks.Handle(r.Context(), command.ConfigureWebhooks{Principal: p,
+		Change: domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
+			RollSecret: req.RollSecret != nil && *req.RollSecret}})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -115,7 +104,9 @@ func (s *Server) configureWebhooks(w http.ResponseWriter, r *http.Request) {
 // the schedule, answered with the updated log entry. Another company's (or environment's) id,
 // and a malformed one, are 404.
 func (s *Server) retryWebhook(w http.ResponseWriter, r *http.Request) {
-	entry, err := RetryWebhook(r.Context(), s.webhooks, mux.Vars(r)["log_id"])
+	p, _ := PrincipalFrom(r.Context())
+	entry, err := s.app.Commands.RetryWebhook.Handle(r.Context(), command.RetryWebhook{Principal: p,
+		LogID: mux.Vars(r)["log_id"]})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,7 +116,7 @@ func (s *Server) retryWebhook(w http.ResponseWriter, r *http.Request) {
 
 // runWebhookCron serves GET /api/v1/cron/webhooks/retry: one run of the due retries (at most 20).
 func (s *Server) runWebhookCron(w http.ResponseWriter, r *http.Request) {
-	res, err := s.webhooks.RunCron(r.Context())
+	res, err := s.app.Commands.RunWebhookCron.Handle(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

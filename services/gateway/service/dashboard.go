@@ -14,7 +14,8 @@ import (
 	"github.com/payplat/platform/services/gateway/ports"
 )
 
-// services are the adapters behind the API's routes; the dashboard uses the very same ones.
+// services are the adapters behind the use cases of the API's routes (newApplication); the
+// dashboard uses the very same ones.
 type services struct {
 	merchants *adapters.Merchants
 	webhooks  *adapters.Webhooks

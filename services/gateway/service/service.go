@@ -179,9 +179,9 @@ func WithIdempotencyDecorator(wrap func(ports.IdempotencyStore) ports.Idempotenc
 
 func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem ports.IdempotencyStore,
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, *dashboard.Dashboard, error) {
-	application := newApplication(db, keys)
 	svcs := services{merchants: adapters.NewMerchants(db, nc), webhooks: adapters.NewWebhooks(db, nc),
 		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc, cfg.PublishTimeout)}
+	application := newApplication(db, keys, svcs)
 	api, err := ports.NewServer(ports.Deps{
 		App:         application,
 		Idempotency: idem,
@@ -190,10 +190,6 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 		Checks:      checks,
 		AdminToken:  cfg.AdminToken,
 		CronSecret:  cfg.CronSecret,
-		Merchants:   svcs.merchants,
-		Webhooks:    svcs.webhooks,
-		Pool:        svcs.pool,
-		Payments:    svcs.payments,
 
 		RequestTimeout: cfg.RequestTimeout,
 		RateLimits:     cfg.RateLimits.ports(),
@@ -209,17 +205,42 @@ func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKe
 }
 
 // newApplication builds the use cases; API keys are looked up and rolled through keys (the
-// company repository behind the key cache).
-func newApplication(db *pgxpool.Pool, keys *adapters.CachedKeys) app.Application {
+// company repository behind the key cache), merchants, pool, payments and webhooks go through
+// svcs (the adapters the dashboard reads through too).
+func newApplication(db *pgxpool.Pool, keys *adapters.CachedKeys, svcs services) app.Application {
 	companies := adapters.NewCompanyRepository(db)
 	return app.Application{
 		Commands: app.Commands{
 			CreateCompany: command.NewCreateCompanyHandler(companies),
 			RollAPIKey:    command.NewRollAPIKeyHandler(keys),
+
+			CreateMerchant:         command.NewCreateMerchantHandler(svcs.merchants),
+			SetMerchantStatus:      command.NewSetMerchantStatusHandler(svcs.merchants),
+			AdminSetMerchantStatus: command.NewAdminSetMerchantStatusHandler(svcs.merchants),
+
+			UpdatePoolSettings:  command.NewUpdatePoolSettingsHandler(svcs.pool),
+			SimulatePoolDeposit: command.NewSimulatePoolDepositHandler(svcs.pool),
+
+			ProcessPayment:  command.NewProcessPaymentHandler(svcs.payments),
+			SimulatePayment: command.NewSimulatePaymentHandler(svcs.payments),
+
+			ConfigureWebhooks: command.NewConfigureWebhooksHandler(svcs.webhooks),
+			RetryWebhook:      command.NewRetryWebhookHandler(svcs.webhooks),
+			RunWebhookCron:    command.NewRunWebhookCronHandler(svcs.webhooks),
 		},
 		Queries: app.Queries{
 			ListCompanies: query.NewListCompaniesHandler(companies),
 			Authenticate:  query.NewAuthenticateHandler(keys),
+
+			ListMerchants:  query.NewListMerchantsHandler(svcs.merchants),
+			MerchantLedger: query.NewMerchantLedgerHandler(svcs.merchants),
+
+			PoolBalance:      query.NewPoolBalanceHandler(svcs.pool),
+			PoolTransactions: query.NewPoolTransactionsHandler(svcs.pool),
+
+			ListPayments: query.NewListPaymentsHandler(svcs.payments),
+
+			WebhookLogs: query.NewWebhookLogsHandler(svcs.webhooks),
 		},
 	}
 }
