@@ -188,8 +188,8 @@ func (g *gateway) send(req request) (response, error) {
 	return response{status: resp.StatusCode, header: resp.Header, body: body}, nil
 }
 
-func (g *gateway) adminRequest(method, path, body string, headers ...string) request {
-	h := map[string]string{"Authorization": "Bearer " + g.adminToken}
+// newRequest is a request with h and the (name, value) pairs of headers as its headers.
+func newRequest(method, path, body string, h map[string]string, headers ...string) request {
 	for i := 0; i+1 < len(headers); i += 2 {
 		h[headers[i]] = headers[i+1]
 	}
@@ -198,6 +198,20 @@ func (g *gateway) adminRequest(method, path, body string, headers ...string) req
 		r = strings.NewReader(body)
 	}
 	return request{method: method, path: path, body: r, headers: h}
+}
+
+func (g *gateway) adminRequest(method, path, body string, headers ...string) request {
+	return newRequest(method, path, body, map[string]string{"Authorization": "Bearer " + g.adminToken}, headers...)
+}
+
+// call sends a request with an API key (empty: none) and the (name, value) pairs of headers.
+func (g *gateway) call(key, method, path, body string, headers ...string) response {
+	g.t.Helper()
+	h := map[string]string{}
+	if key != "" {
+		h["x-api-key"] = key
+	}
+	return g.do(newRequest(method, path, body, h, headers...))
 }
 
 func (g *gateway) admin(method, path, body string, headers ...string) response {

@@ -79,7 +79,7 @@ func TestGatewayKilledMidPaymentRetriedWithItsKeyPaysOnce(t *testing.T) {
 
 	var done response
 	testkit.WaitFor(t, time.Minute, 100*time.Millisecond, func() error {
-		done = s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate", body, "Idempotency-Key", key)
+		done = s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate", body, "Idempotency-Key", key)
 		if done.status != http.StatusCreated {
 			return fmt.Errorf("retry: %d %s", done.status, done.body)
 		}

@@ -90,20 +90,6 @@ func newMerchantStack(t *testing.T) *merchantStack {
 	return &merchantStack{gateway: g, js: js, wallets: wallets, merchant: merchant}
 }
 
-// key sends a request with an API key.
-func (s *merchantStack) key(key, method, path, body string, headers ...string) response {
-	s.t.Helper()
-	h := map[string]string{"x-api-key": key}
-	for i := 0; i+1 < len(headers); i += 2 {
-		h[headers[i]] = headers[i+1]
-	}
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	return s.do(request{method: method, path: path, body: r, headers: h})
-}
-
 type createdMerchant struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
@@ -117,7 +103,7 @@ type createdMerchant struct {
 
 func (s *merchantStack) createMerchant(key, name, email string) createdMerchant {
 	s.t.Helper()
-	r := s.key(key, http.MethodPost, "/api/v1/management/merchants/create",
+	r := s.call(key, http.MethodPost, "/api/v1/management/merchants/create",
 		`{"name":`+quote(name)+`,"email":`+quote(email)+`}`)
 	if r.status != http.StatusCreated {
 		s.t.Fatalf("create merchant: %d %s", r.status, r.body)

@@ -32,7 +32,7 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]
 
-	r := s.key(key, http.MethodPost, merchantCreatePath, `{"name":"Corner Shop","email":"shop@example.com"}`)
+	r := s.call(key, http.MethodPost, merchantCreatePath, `{"name":"Corner Shop","email":"shop@example.com"}`)
 	if r.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
@@ -50,7 +50,7 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 	}
 
 	// Read your writes: the list shows it at once, with exactly the fields of §2.1.
-	list := s.key(key, http.MethodGet, merchantsPath, "")
+	list := s.call(key, http.MethodGet, merchantsPath, "")
 	if list.status != http.StatusOK {
 		t.Fatalf("list: %d %s", list.status, list.body)
 	}
@@ -70,7 +70,7 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 	for _, step := range []struct{ prefix, status string }{
 		{"management", "PAUSED"}, {"dashboard", "ACTIVE"}, {"dashboard", "PAUSED"}, {"management", "PAUSED"},
 	} {
-		r := s.key(key, http.MethodPatch, merchantStatusPath(step.prefix, id), `{"status":"`+step.status+`"}`)
+		r := s.call(key, http.MethodPatch, merchantStatusPath(step.prefix, id), `{"status":"`+step.status+`"}`)
 		if r.status != http.StatusOK {
 			t.Fatalf("%s %s: %d %s", step.prefix, step.status, r.status, r.body)
 		}
@@ -83,9 +83,9 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 		}
 	}
 	// A company may not request a platform status.
-	assertError(t, s.key(key, http.MethodPatch, merchantStatusPath("management", id), `{"status":"FROZEN"}`),
+	assertError(t, s.call(key, http.MethodPatch, merchantStatusPath("management", id), `{"status":"FROZEN"}`),
 		http.StatusBadRequest, "VALIDATION_ERROR", "status")
-	assertError(t, s.key(key, http.MethodPatch, merchantStatusPath("management", id), `{}`),
+	assertError(t, s.call(key, http.MethodPatch, merchantStatusPath("management", id), `{}`),
 		http.StatusBadRequest, "VALIDATION_ERROR", "status")
 
 	// The platform sets any status; then the company is locked out (403) on both routes.
@@ -96,7 +96,7 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 		}
 		for _, prefix := range []string{"management", "dashboard"} {
 			for _, want := range []string{"ACTIVE", "PAUSED"} {
-				assertError(t, s.key(key, http.MethodPatch, merchantStatusPath(prefix, id), `{"status":"`+want+`"}`),
+				assertError(t, s.call(key, http.MethodPatch, merchantStatusPath(prefix, id), `{"status":"`+want+`"}`),
 					http.StatusForbidden, "MERCHANT_STATUS_LOCKED")
 			}
 		}
@@ -104,13 +104,13 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 	if r := s.admin(http.MethodPatch, merchantStatusPath("admin", id), `{"status":"ACTIVE"}`); r.status != http.StatusOK {
 		t.Fatalf("admin reactivates: %d %s", r.status, r.body)
 	}
-	if r := s.key(key, http.MethodPatch, merchantStatusPath("dashboard", id), `{"status":"PAUSED"}`); r.status != http.StatusOK {
+	if r := s.call(key, http.MethodPatch, merchantStatusPath("dashboard", id), `{"status":"PAUSED"}`); r.status != http.StatusOK {
 		t.Fatalf("company after reactivation: %d %s", r.status, r.body)
 	}
 
 	// Admin route: token required, any status, 404 for unknown ids, 400 for unknown statuses.
 	assertError(t, s.do(request{method: http.MethodPatch, path: merchantStatusPath("admin", id)}), http.StatusUnauthorized, "UNAUTHORIZED")
-	assertError(t, s.key(key, http.MethodPatch, merchantStatusPath("admin", id), `{"status":"ACTIVE"}`), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, s.call(key, http.MethodPatch, merchantStatusPath("admin", id), `{"status":"ACTIVE"}`), http.StatusUnauthorized, "UNAUTHORIZED")
 	assertError(t, s.admin(http.MethodPatch, merchantStatusPath("admin", uuid.NewString()), `{"status":"ACTIVE"}`),
 		http.StatusNotFound, "NOT_FOUND")
 	assertError(t, s.admin(http.MethodPatch, merchantStatusPath("admin", "nope"), `{"status":"ACTIVE"}`),
@@ -142,12 +142,12 @@ func TestCreateMerchantErrors(t *testing.T) {
 		{`{"name":"Acme","email":"n1@example.com\u0000"}`, "VALIDATION_ERROR", "email", http.StatusBadRequest},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
-			assertError(t, s.key(key, http.MethodPost, merchantCreatePath, tc.body), tc.status, tc.code, tc.field)
+			assertError(t, s.call(key, http.MethodPost, merchantCreatePath, tc.body), tc.status, tc.code, tc.field)
 		})
 	}
-	assertError(t, s.key(key, http.MethodPost, merchantCreatePath, `{"name":`), http.StatusBadRequest, "VALIDATION_ERROR")
+	assertError(t, s.call(key, http.MethodPost, merchantCreatePath, `{"name":`), http.StatusBadRequest, "VALIDATION_ERROR")
 	for _, k := range []string{"", "sk_test_nope", a.Keys["pk_test"]} {
-		assertError(t, s.key(k, http.MethodPost, merchantCreatePath, `{"name":"Acme","email":"b@example.com"}`),
+		assertError(t, s.call(k, http.MethodPost, merchantCreatePath, `{"name":"Acme","email":"b@example.com"}`),
 			http.StatusUnauthorized, "UNAUTHORIZED")
 	}
 	// The same email in the other environment and in another company is fine.
@@ -165,16 +165,16 @@ func TestMerchantTenantIsolation(t *testing.T) {
 	for _, tc := range []struct {
 		key, id string
 	}{{b.Keys["sk_test"], mA.ID}, {b.Keys["sk_live"], mA.ID}, {a.Keys["sk_live"], mA.ID}, {a.Keys["sk_test"], mLive.ID}} {
-		assertError(t, s.key(tc.key, http.MethodGet, merchantsPath+"/"+tc.id+"/transactions", ""), http.StatusNotFound, "NOT_FOUND")
+		assertError(t, s.call(tc.key, http.MethodGet, merchantsPath+"/"+tc.id+"/transactions", ""), http.StatusNotFound, "NOT_FOUND")
 		for _, prefix := range []string{"management", "dashboard"} {
-			assertError(t, s.key(tc.key, http.MethodPatch, merchantStatusPath(prefix, tc.id), `{"status":"PAUSED"}`),
+			assertError(t, s.call(tc.key, http.MethodPatch, merchantStatusPath(prefix, tc.id), `{"status":"PAUSED"}`),
 				http.StatusNotFound, "NOT_FOUND")
 		}
 	}
 	lists := map[string][]string{a.Keys["sk_test"]: {mA.ID}, a.Keys["sk_live"]: {mLive.ID}, b.Keys["sk_test"]: {},
 		b.Keys["sk_live"]: {}}
 	for key, want := range lists {
-		r := s.key(key, http.MethodGet, merchantsPath, "")
+		r := s.call(key, http.MethodGet, merchantsPath, "")
 		got := []string{}
 		for _, m := range r.json(t)["merchants"].([]any) {
 			got = append(got, m.(map[string]any)["id"].(string))
@@ -184,12 +184,12 @@ func TestMerchantTenantIsolation(t *testing.T) {
 		}
 	}
 	// Nothing changed: A's merchant is still ACTIVE and can be paused by A.
-	if r := s.key(a.Keys["sk_test"], http.MethodPatch, merchantStatusPath("management", mA.ID), `{"status":"PAUSED"}`); r.status != http.StatusOK {
+	if r := s.call(a.Keys["sk_test"], http.MethodPatch, merchantStatusPath("management", mA.ID), `{"status":"PAUSED"}`); r.status != http.StatusOK {
 		t.Fatalf("owner: %d %s", r.status, r.body)
 	}
-	assertError(t, s.key(a.Keys["sk_test"], http.MethodGet, merchantsPath+"/"+uuid.NewString()+"/transactions", ""),
+	assertError(t, s.call(a.Keys["sk_test"], http.MethodGet, merchantsPath+"/"+uuid.NewString()+"/transactions", ""),
 		http.StatusNotFound, "NOT_FOUND")
-	assertError(t, s.key(a.Keys["sk_test"], http.MethodPatch, merchantStatusPath("management", "not-a-uuid"), `{"status":"PAUSED"}`),
+	assertError(t, s.call(a.Keys["sk_test"], http.MethodPatch, merchantStatusPath("management", "not-a-uuid"), `{"status":"PAUSED"}`),
 		http.StatusNotFound, "NOT_FOUND")
 }
 
@@ -202,7 +202,7 @@ func TestMerchantLedgerOverHTTP(t *testing.T) {
 	m := s.createMerchant(key, "Ledger shop", "ledger@example.com")
 	path := merchantsPath + "/" + m.ID + "/transactions"
 
-	empty := s.key(key, http.MethodGet, path, "").json(t)
+	empty := s.call(key, http.MethodGet, path, "").json(t)
 	if empty["merchant_id"] != m.ID || empty["merchant_name"] != "Ledger shop" || empty["total_count"] != float64(0) ||
 		len(empty["transactions"].([]any)) != 0 {
 		t.Fatalf("empty ledger %v", empty)
@@ -214,7 +214,7 @@ func TestMerchantLedgerOverHTTP(t *testing.T) {
 	}
 	var body map[string]any
 	testkit.WaitFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		body = s.key(key, http.MethodGet, path, "").json(t)
+		body = s.call(key, http.MethodGet, path, "").json(t)
 		if body["total_count"] != float64(len(amounts)) {
 			return fmt.Errorf("total_count %v", body["total_count"])
 		}
@@ -240,22 +240,22 @@ func TestMerchantLedgerOverHTTP(t *testing.T) {
 	if first["balance_after"] != "3.750001" {
 		t.Fatalf("last balance_after %v", first["balance_after"])
 	}
-	list := s.key(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)
+	list := s.call(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)
 	if bal := list[0].(map[string]any)["balance"]; bal != first["balance_after"] {
 		t.Fatalf("list balance %v, last balance_after %v", bal, first["balance_after"])
 	}
-	limited := s.key(key, http.MethodGet, path+"?limit=2", "").json(t)
+	limited := s.call(key, http.MethodGet, path+"?limit=2", "").json(t)
 	if len(limited["transactions"].([]any)) != 2 || limited["total_count"] != float64(3) {
 		t.Fatalf("limit=2: %v", limited)
 	}
-	if r := s.key(key, http.MethodGet, path+"?limit=100", ""); r.status != http.StatusOK {
+	if r := s.call(key, http.MethodGet, path+"?limit=100", ""); r.status != http.StatusOK {
 		t.Fatalf("limit=100: %d", r.status)
 	}
 	for _, q := range []string{"limit=0", "limit=101", "limit=abc", "limit=-1", "limit=1.5", "limit="} {
-		assertError(t, s.key(key, http.MethodGet, path+"?"+q, ""), http.StatusBadRequest, "VALIDATION_ERROR", "limit")
+		assertError(t, s.call(key, http.MethodGet, path+"?"+q, ""), http.StatusBadRequest, "VALIDATION_ERROR", "limit")
 	}
-	assertError(t, s.key(key, http.MethodGet, path+"?offset=1", ""), http.StatusBadRequest, "VALIDATION_ERROR", "offset")
-	assertError(t, s.key(a.Keys["pk_test"], http.MethodGet, path, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, s.call(key, http.MethodGet, path+"?offset=1", ""), http.StatusBadRequest, "VALIDATION_ERROR", "offset")
+	assertError(t, s.call(a.Keys["pk_test"], http.MethodGet, path, ""), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
 // A wallet provider failure is 503 WALLET_PROVIDER_UNAVAILABLE and creates nothing; the 5xx is
@@ -268,22 +268,22 @@ func TestWalletProviderFailureThenIdempotentRetry(t *testing.T) {
 	body := `{"name":"Retry shop","email":"retry@example.com"}`
 	idem := uuid.NewString()
 	s.wallets.down.Store(true)
-	assertError(t, s.key(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem),
+	assertError(t, s.call(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem),
 		http.StatusServiceUnavailable, "WALLET_PROVIDER_UNAVAILABLE")
-	if n := len(s.key(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)); n != 0 {
+	if n := len(s.call(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)); n != 0 {
 		t.Fatalf("%d merchants after a failed creation", n)
 	}
 	s.wallets.down.Store(false)
-	first := s.key(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem)
+	first := s.call(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem)
 	if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry: %d %s", first.status, first.body)
 	}
-	again := s.key(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem)
+	again := s.call(key, http.MethodPost, merchantCreatePath, body, "Idempotency-Key", idem)
 	if again.status != http.StatusCreated || again.header.Get("Idempotent-Replayed") != "true" ||
 		string(again.body) != string(first.body) {
 		t.Fatalf("replay: %d %s %s", again.status, again.header, again.body)
 	}
-	if n := len(s.key(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)); n != 1 {
+	if n := len(s.call(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)); n != 1 {
 		t.Fatalf("%d merchants", n)
 	}
 }
@@ -337,14 +337,14 @@ func TestMerchantServiceDown(t *testing.T) {
 	if err := s.merchant.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	assertError(t, s.key(key, http.MethodPost, merchantCreatePath, `{"name":"Other","email":"o@example.com"}`),
+	assertError(t, s.call(key, http.MethodPost, merchantCreatePath, `{"name":"Other","email":"o@example.com"}`),
 		http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
-	assertError(t, s.key(key, http.MethodPatch, merchantStatusPath("management", m.ID), `{"status":"PAUSED"}`),
+	assertError(t, s.call(key, http.MethodPatch, merchantStatusPath("management", m.ID), `{"status":"PAUSED"}`),
 		http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
-	if r := s.key(key, http.MethodGet, merchantsPath, ""); r.status != http.StatusOK {
+	if r := s.call(key, http.MethodGet, merchantsPath, ""); r.status != http.StatusOK {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	if r := s.key(key, http.MethodGet, merchantsPath+"/"+m.ID+"/transactions", ""); r.status != http.StatusOK {
+	if r := s.call(key, http.MethodGet, merchantsPath+"/"+m.ID+"/transactions", ""); r.status != http.StatusOK {
 		t.Fatalf("ledger: %d %s", r.status, r.body)
 	}
 }
@@ -367,7 +367,7 @@ func TestMerchantLedgerWalletEntries(t *testing.T) {
 		CompletedAt: "2026-11-23T10:01:00Z"})
 	var txs []any
 	testkit.WaitFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		txs = s.key(key, http.MethodGet, merchantsPath+"/"+m.ID+"/transactions", "").json(t)["transactions"].([]any)
+		txs = s.call(key, http.MethodGet, merchantsPath+"/"+m.ID+"/transactions", "").json(t)["transactions"].([]any)
 		if len(txs) != 2 {
 			return fmt.Errorf("%d entries", len(txs))
 		}
@@ -383,7 +383,7 @@ func TestMerchantLedgerWalletEntries(t *testing.T) {
 	if v, ok := d["payment_id"]; !ok || v != nil {
 		t.Fatalf("deposit payment_id %v (present %v), want null", v, ok)
 	}
-	bal := s.key(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)[0].(map[string]any)["balance"]
+	bal := s.call(key, http.MethodGet, merchantsPath, "").json(t)["merchants"].([]any)[0].(map[string]any)["balance"]
 	if bal != "5.50" {
 		t.Fatalf("list balance %v", bal)
 	}

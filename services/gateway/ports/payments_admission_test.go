@@ -32,7 +32,7 @@ func TestPaymentProcessIsAtomicWithAStatusChange(t *testing.T) {
 
 	answered := make(chan response, 1)
 	go func() {
-		answered <- s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
+		answered <- s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
 			fmt.Sprintf(`{"merchant_id":%q,"amount":"3.00"}`, m))
 	}()
 
@@ -69,6 +69,6 @@ func TestPaymentProcessIsAtomicWithAStatusChange(t *testing.T) {
 	if _, err := s.db.Exec(ctx, `UPDATE merchant.merchants SET status = 'ACTIVE' WHERE id = $1`, m); err != nil {
 		t.Fatal(err)
 	}
-	decodePayment(t, s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
+	decodePayment(t, s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"3.00"}`, m)), http.StatusCreated)
 }

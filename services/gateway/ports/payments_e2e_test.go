@@ -32,7 +32,7 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 	c := s.createCompany("Acme End To End")
 	key := c.Keys["sk_test"]
 
-	r := s.payCall(key, http.MethodPost, "/api/v1/management/merchants/create", `{"name":"E2E Shop","email":"e2e@example.com"}`)
+	r := s.call(key, http.MethodPost, "/api/v1/management/merchants/create", `{"name":"E2E Shop","email":"e2e@example.com"}`)
 	if r.status != http.StatusCreated {
 		t.Fatalf("create merchant: %d %s", r.status, r.body)
 	}
@@ -41,14 +41,14 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	merchant := created.Merchant.ID
-	if r := s.payCall(key, http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", `{"amount":"100.00"}`); r.status != http.StatusCreated && r.status != http.StatusOK {
+	if r := s.call(key, http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", `{"amount":"100.00"}`); r.status != http.StatusCreated && r.status != http.StatusOK {
 		t.Fatalf("simulate deposit: %d %s", r.status, r.body)
 	}
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		return expectJSON(s.payCall(key, http.MethodGet, "/api/v1/management/pool/balance", ""), "balance", "100.00")
+		return expectJSON(s.call(key, http.MethodGet, "/api/v1/management/pool/balance", ""), "balance", "100.00")
 	})
 
-	p := decodePayment(t, s.payCall(key, http.MethodPost, "/api/v1/dashboard/payments/simulate",
+	p := decodePayment(t, s.call(key, http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"12.50"}`, merchant)), http.StatusCreated).Payment
 	l := s.payments(key, "?status=CONFIRMED")
 	if len(l.Payments) != 1 || l.Payments[0].PaymentID != p.PaymentID || l.Payments[0].TxHash == nil ||
@@ -68,7 +68,7 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 				} `json:"payment"`
 			} `json:"transactions"`
 		}
-		r := s.payCall(key, http.MethodGet, "/api/v1/management/pool/transactions", "")
+		r := s.call(key, http.MethodGet, "/api/v1/management/pool/transactions", "")
 		if err := json.Unmarshal(r.body, &tx); err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 				PaymentID *string `json:"payment_id"`
 			} `json:"transactions"`
 		}
-		r := s.payCall(key, http.MethodGet, "/api/v1/management/merchants/"+merchant+"/transactions", "")
+		r := s.call(key, http.MethodGet, "/api/v1/management/merchants/"+merchant+"/transactions", "")
 		if err := json.Unmarshal(r.body, &ledger); err != nil {
 			return err
 		}
@@ -105,10 +105,10 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 		}
 		return fmt.Errorf("no ledger PAYMENT for the payment yet: %s", r.body)
 	})
-	if err := expectJSON(s.payCall(key, http.MethodGet, "/api/v1/management/pool/balance", ""), "balance", "87.50"); err != nil {
+	if err := expectJSON(s.call(key, http.MethodGet, "/api/v1/management/pool/balance", ""), "balance", "87.50"); err != nil {
 		t.Fatal(err)
 	}
-	r = s.payCall(key, http.MethodGet, "/api/v1/management/merchants", "")
+	r = s.call(key, http.MethodGet, "/api/v1/management/merchants", "")
 	var merchants struct {
 		Merchants []struct{ ID, Balance string } `json:"merchants"`
 	}

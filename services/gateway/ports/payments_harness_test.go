@@ -2,7 +2,6 @@ package ports_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -55,20 +54,6 @@ func newPaymentGateway(t *testing.T) *paymentStack {
 
 	g, js := runGateway(t, dsn, natsURL)
 	return &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public"), dsn: dsn, natsURL: natsURL}
-}
-
-// payCall sends a request with an API key.
-func (s *paymentStack) payCall(key, method, path, body string, headers ...string) response {
-	s.t.Helper()
-	h := map[string]string{"x-api-key": key}
-	for i := 0; i+1 < len(headers); i += 2 {
-		h[headers[i]] = headers[i+1]
-	}
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	return s.do(request{method: method, path: path, body: r, headers: h})
 }
 
 // payMerchant inserts a merchant into the merchant service's read table, as the merchant

@@ -53,7 +53,7 @@ func decodePayment(t *testing.T, r response, status int) paymentCreatedBody {
 
 func (s *paymentStack) payments(key, query string) payList {
 	s.t.Helper()
-	r := s.payCall(key, http.MethodGet, paymentsPath+query, "")
+	r := s.call(key, http.MethodGet, paymentsPath+query, "")
 	if r.status != http.StatusOK {
 		s.t.Fatalf("GET payments%s: %d %s", query, r.status, r.body)
 	}
@@ -72,7 +72,7 @@ func TestPaymentProcessIsVisibleOnReturn(t *testing.T) {
 	m := s.payMerchant(c, "test", "Corner Shop", "ACTIVE")
 	for i, key := range []string{c.Keys["pk_test"], c.Keys["sk_test"]} {
 		before := time.Now()
-		p := decodePayment(t, s.payCall(key, http.MethodPost, "/api/v1/payments/process",
+		p := decodePayment(t, s.call(key, http.MethodPost, "/api/v1/payments/process",
 			fmt.Sprintf(`{"merchant_id":%q,"amount":"12.5","expires_in_seconds":600}`, m)), http.StatusCreated).Payment
 		if p.Status != "PENDING" || p.Amount != "12.50" || p.Currency != "USDC" || p.TxHash != nil ||
 			p.ConfirmedAt != nil || p.Merchant.ID != m || p.Merchant.Name != "Corner Shop" || p.ExpiresAt == nil {
@@ -99,7 +99,7 @@ func TestPaymentProcessRefused(t *testing.T) {
 	for _, status := range []string{"PAUSED", "FROZEN", "BLACKLISTED", "SUSPENDED"} {
 		m := s.payMerchant(c, "test", "Shop "+status, status)
 		for _, path := range []string{"/api/v1/payments/process", "/api/v1/dashboard/payments/simulate"} {
-			r := s.payCall(c.Keys["sk_test"], http.MethodPost, path, fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, m))
+			r := s.call(c.Keys["sk_test"], http.MethodPost, path, fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, m))
 			assertError(t, r, http.StatusForbidden, "MERCHANT_NOT_ACTIVE")
 		}
 	}
@@ -113,7 +113,7 @@ func TestPaymentProcessRefused(t *testing.T) {
 		{c.Keys["sk_test"], otherMerchant},
 		{c.Keys["sk_live"], active},
 	} {
-		r := s.payCall(tc.key, http.MethodPost, "/api/v1/payments/process", fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, tc.merchant))
+		r := s.call(tc.key, http.MethodPost, "/api/v1/payments/process", fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, tc.merchant))
 		assertError(t, r, http.StatusNotFound, "NOT_FOUND")
 	}
 	for _, tc := range []struct{ body, field string }{
@@ -127,7 +127,7 @@ func TestPaymentProcessRefused(t *testing.T) {
 		{fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00","expires_in_seconds":59}`, active), "expires_in_seconds"},
 		{fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00","expires_in_seconds":86401}`, active), "expires_in_seconds"},
 	} {
-		r := s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", tc.body)
+		r := s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", tc.body)
 		assertError(t, r, http.StatusBadRequest, "VALIDATION_ERROR", tc.field)
 	}
 	if n := s.payStreamCount(); n != 0 {
@@ -143,7 +143,7 @@ func TestPaymentSimulate(t *testing.T) {
 	c := s.createCompany("Acme Simulations")
 	m := s.payMerchant(c, "test", "Sim Shop", "ACTIVE")
 	live := s.payMerchant(c, "live", "Live Shop", "ACTIVE")
-	p := decodePayment(t, s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
+	p := decodePayment(t, s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"0.123456"}`, m)), http.StatusCreated).Payment
 	if p.Status != "CONFIRMED" || p.Amount != "0.123456" || p.TxHash == nil || p.ConfirmedAt == nil {
 		t.Fatalf("simulated payment %+v", p)
@@ -174,9 +174,9 @@ func TestPaymentSimulate(t *testing.T) {
 			t.Fatalf("stream subjects %v", subjects)
 		}
 	}
-	assertError(t, s.payCall(c.Keys["sk_live"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
+	assertError(t, s.call(c.Keys["sk_live"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, live)), http.StatusForbidden, "TEST_MODE_ONLY")
-	assertError(t, s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
+	assertError(t, s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"1.00"}`, m)), http.StatusUnauthorized, "UNAUTHORIZED")
 	if n := s.payStreamCount(); n != 3 {
 		t.Fatalf("PAYMENTS holds %d messages, want 3", n)
@@ -192,9 +192,9 @@ func TestPaymentProcessIdempotent(t *testing.T) {
 	m := s.payMerchant(c, "test", "Idem Shop", "ACTIVE")
 	body := fmt.Sprintf(`{"merchant_id":%q,"amount":"3.00"}`, m)
 	key := uuid.NewString()
-	first := decodePayment(t, s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body,
+	first := decodePayment(t, s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body,
 		"Idempotency-Key", key), http.StatusCreated).Payment
-	r := s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body, "Idempotency-Key", key)
+	r := s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body, "Idempotency-Key", key)
 	again := decodePayment(t, r, http.StatusCreated).Payment
 	if again.PaymentID != first.PaymentID || r.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay %+v (replayed %q), first %+v", again, r.header.Get("Idempotent-Replayed"), first)
@@ -213,11 +213,11 @@ func TestPaymentsList(t *testing.T) {
 	other := s.createCompany("Other Lists")
 	m := s.payMerchant(c, "test", "List Shop", "ACTIVE")
 	process := func() string {
-		return decodePayment(t, s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
+		return decodePayment(t, s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/payments/process",
 			fmt.Sprintf(`{"merchant_id":%q,"amount":"2.00"}`, m)), http.StatusCreated).Payment.PaymentID
 	}
 	simulate := func() string {
-		return decodePayment(t, s.payCall(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
+		return decodePayment(t, s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
 			fmt.Sprintf(`{"merchant_id":%q,"amount":"2.00"}`, m)), http.StatusCreated).Payment.PaymentID
 	}
 	var ids []string // in creation order
@@ -298,10 +298,10 @@ func TestPaymentsList(t *testing.T) {
 		{"?status=EXPIRED", "status"}, {"?status=pending", "status"}, {"?status=", "status"},
 		{"?page=2", "page"},
 	} {
-		assertError(t, s.payCall(c.Keys["sk_test"], http.MethodGet, paymentsPath+tc.query, ""),
+		assertError(t, s.call(c.Keys["sk_test"], http.MethodGet, paymentsPath+tc.query, ""),
 			http.StatusBadRequest, "VALIDATION_ERROR", tc.field)
 	}
-	assertError(t, s.payCall(c.Keys["pk_test"], http.MethodGet, paymentsPath, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	assertError(t, s.call(c.Keys["pk_test"], http.MethodGet, paymentsPath, ""), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
 // While the payments projection is down, the SDK call cannot show its payment: 503, with the
@@ -314,13 +314,13 @@ func TestPaymentProcessWaitsForProjection(t *testing.T) {
 	m := s.payMerchant(c, "test", "Wait Shop", "ACTIVE")
 	body := fmt.Sprintf(`{"merchant_id":%q,"amount":"4.00"}`, m)
 	key := uuid.NewString()
-	r := s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body, "Idempotency-Key", key)
+	r := s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body, "Idempotency-Key", key)
 	assertError(t, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 	if n := s.payStreamCount(); n != 1 {
 		t.Fatalf("PAYMENTS holds %d messages, want 1", n)
 	}
 	s.startProjection()
-	p := decodePayment(t, s.payCall(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body,
+	p := decodePayment(t, s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body,
 		"Idempotency-Key", key), http.StatusCreated).Payment
 	if n := s.payStreamCount(); n != 1 {
 		t.Fatalf("PAYMENTS holds %d messages after the retry, want 1", n)
@@ -362,7 +362,7 @@ func TestSimulatedPaymentIsCompleteInItsResponseAndTheNextRead(t *testing.T) {
 }
 
 func checkCompleteSimulation(s *paymentStack, key, merchant string) error {
-	r := s.payCall(key, http.MethodPost, "/api/v1/dashboard/payments/simulate",
+	r := s.call(key, http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"0.01"}`, merchant))
 	if r.status != http.StatusCreated {
 		return fmt.Errorf("simulate: %d %s", r.status, r.body)
@@ -375,7 +375,7 @@ func checkCompleteSimulation(s *paymentStack, key, merchant string) error {
 	if p.Status != "CONFIRMED" || p.ExpiresAt == nil || p.TxHash == nil || p.ConfirmedAt == nil {
 		return fmt.Errorf("simulate answered a partial payment: %s", r.body)
 	}
-	l := s.payCall(key, http.MethodGet, paymentsPath+"?limit=100", "")
+	l := s.call(key, http.MethodGet, paymentsPath+"?limit=100", "")
 	var list payList
 	if err := json.Unmarshal(l.body, &list); err != nil {
 		return err

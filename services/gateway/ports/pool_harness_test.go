@@ -2,8 +2,6 @@ package ports_test
 
 import (
 	"context"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,20 +38,6 @@ func newPoolStack(t *testing.T) *poolStack {
 
 	g, js := runGateway(t, dsn, natsURL)
 	return &poolStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}
-}
-
-// call sends a request with an API key.
-func (s *poolStack) call(key, method, path, body string, headers ...string) response {
-	s.t.Helper()
-	h := map[string]string{"x-api-key": key}
-	for i := 0; i+1 < len(headers); i += 2 {
-		h[headers[i]] = headers[i+1]
-	}
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	return s.do(request{method: method, path: path, body: r, headers: h})
 }
 
 // publishFact publishes an event the way an internal team does: protobuf on its subject, with

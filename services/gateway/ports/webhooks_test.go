@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -78,20 +77,6 @@ func newWebhookStackWith(t *testing.T, env map[string]string) *webhookStack {
 
 	st.gateway, st.js = runGateway(t, dsn, natsURL)
 	return st
-}
-
-// call sends a request with an API key (empty key: none) and an optional JSON body.
-func (st *webhookStack) call(key, method, path, body string) response {
-	st.t.Helper()
-	h := map[string]string{}
-	if key != "" {
-		h["x-api-key"] = key
-	}
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	return st.do(request{method: method, path: path, body: r, headers: h})
 }
 
 // publishEvent puts an event on the bus as the internal publishers do.
