@@ -133,13 +133,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	book := newBook()
 	load := NewLoad(cfg.Load, tenants, pub, partner, book, cfg.Seed, ev)
-	for i := range tenants {
-		op := TreasuryOp{Tenant: i, Kind: "deposit", Micros: 1_000_000_000_000}
-		if op.Key, err = load.fund(ctx, tenants[i], op.Micros); err != nil {
-			return rep, err
-		}
-		op.Acked = true
-		book.addTreasury(op)
+	if err := fundTenants(ctx, load, book, tenants); err != nil {
+		return rep, err
 	}
 	ev.Logf("phase", "load", "%d companies, %d merchants each, %d with webhooks; load and faults start", len(tenants), cfg.Merchants, cfg.WithWebhooks)
 	// The cron endpoint runs at most 20 retries a call (SPEC §8), and a call lasts as long as its
@@ -193,16 +188,37 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ev.Logf("phase", "check", "quiet; checking the invariants")
 	checker := &Checker{db: db, js: js, tenants: tenants, book: book, receiver: receiver, faults: rep.Faults,
 		poison: in.Poison(), ctl: ctlRunner(cfg.BinDir, cluster), logs: cluster.ServiceLogs()}
+	check(ctx, cfg, sc, checker, injErr, &rep)
+	return rep, nil
+}
+
+// fundTenants deposits a large amount in every tenant's pool before the load starts, so that
+// payments are never refused for want of treasury.
+func fundTenants(ctx context.Context, load *Load, book *Book, tenants []Tenant) error {
+	for i := range tenants {
+		op := TreasuryOp{Tenant: i, Kind: "deposit", Micros: 1_000_000_000_000}
+		var err error
+		if op.Key, err = load.fund(ctx, tenants[i], op.Micros); err != nil {
+			return err
+		}
+		op.Acked = true
+		book.addTreasury(op)
+	}
+	return nil
+}
+
+// check fills rep with the invariants' results, the scenario's own checks, the API contract's
+// and the crashes of the run.
+func check(ctx context.Context, cfg Config, sc *Scenario, checker *Checker, injErr error, rep *Report) {
 	rep.Results = checker.Check(ctx)
 	if cfg.Checks != nil {
 		rep.Results = append(rep.Results, cfg.Checks(ctx, sc)...)
 	}
-	rep.Results = append(rep.Results, partner.contract.result(rep.Requests))
-	rep.Crashes = cluster.Crashes()
+	rep.Results = append(rep.Results, sc.partner.contract.result(rep.Requests))
+	rep.Crashes = sc.Cluster.Crashes()
 	if injErr != nil {
 		rep.Results = append(rep.Results, Result{Name: "fault injection", Violations: []string{injErr.Error()}})
 	}
-	return rep, nil
 }
 
 // runMarker marks a directory as a chaos run's own: a later run may empty it.

@@ -87,53 +87,63 @@ func projectionNames() []string {
 	return names
 }
 
+// projectionsCmd holds what the projections subcommands share: the database and NATS flags.
+type projectionsCmd struct {
+	g     *globals
+	dbURL string
+	flags natsFlags
+}
+
 func newProjectionsCommand(g *globals) *cobra.Command {
-	var (
-		dbURL string
-		flags natsFlags
-	)
+	p := &projectionsCmd{g: g}
 	cmd := &cobra.Command{
 		Use:   "projections",
 		Short: "List, rebuild and verify the read models (projections of the event stores and streams)",
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&dbURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
-	flags.register(pf)
+	pf.StringVar(&p.dbURL, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	p.flags.register(pf)
+	cmd.AddCommand(p.listCommand(), p.rebuildCommand(), p.verifyCommand())
+	return cmd
+}
 
-	open := func(ctx context.Context, name string) (projection.Definition, *pgxpool.Pool, func(), error) {
-		spec, ok := projections()[name]
-		if !ok {
-			return projection.Definition{}, nil, nil, fmt.Errorf("no projection %q; known: %s", name, strings.Join(projectionNames(), ", "))
-		}
-		dsn := firstSet(dbURL, g.getenv("DATABASE_URL"))
-		if dsn == "" {
-			return projection.Definition{}, nil, nil, errors.New("no database: set DATABASE_URL (or --database-url)")
-		}
-		var nc *nats.Conn
-		env := projectionEnv{dsn: dsn, js: func() (jetstream.JetStream, error) {
-			var err error
-			if nc, err = flags.connect(g); err != nil {
-				return nil, err
-			}
-			return jetstream.New(nc)
-		}}
-		def, db, err := spec.definition(ctx, env)
-		closeAll := func() {
-			if db != nil {
-				db.Close()
-			}
-			if nc != nil {
-				nc.Close()
-			}
-		}
-		if err != nil {
-			closeAll()
-			return projection.Definition{}, nil, nil, err
-		}
-		return def, db, closeAll, nil
+// open returns the definition of projection name with its database and, for a stream-fed
+// one, its NATS connection; done closes them.
+func (p *projectionsCmd) open(ctx context.Context, name string) (def projection.Definition, db *pgxpool.Pool, done func(), err error) {
+	spec, ok := projections()[name]
+	if !ok {
+		return projection.Definition{}, nil, nil, fmt.Errorf("no projection %q; known: %s", name, strings.Join(projectionNames(), ", "))
 	}
+	dsn := firstSet(p.dbURL, p.g.getenv("DATABASE_URL"))
+	if dsn == "" {
+		return projection.Definition{}, nil, nil, errors.New("no database: set DATABASE_URL (or --database-url)")
+	}
+	var nc *nats.Conn
+	env := projectionEnv{dsn: dsn, js: func() (jetstream.JetStream, error) {
+		var err error
+		if nc, err = p.flags.connect(p.g); err != nil {
+			return nil, err
+		}
+		return jetstream.New(nc)
+	}}
+	def, db, err = spec.definition(ctx, env)
+	closeAll := func() {
+		if db != nil {
+			db.Close()
+		}
+		if nc != nil {
+			nc.Close()
+		}
+	}
+	if err != nil {
+		closeAll()
+		return projection.Definition{}, nil, nil, err
+	}
+	return def, db, closeAll, nil
+}
 
-	list := &cobra.Command{
+func (p *projectionsCmd) listCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List the projections with their schema, tables and source",
 		Args:  cobra.NoArgs,
@@ -148,7 +158,7 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 				s := projections()[n]
 				rows = append(rows, row{s.name, s.schema, s.source})
 			}
-			if g.json {
+			if p.g.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"projections": rows})
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
@@ -159,7 +169,9 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
 
+func (p *projectionsCmd) rebuildCommand() *cobra.Command {
 	var dryRun bool
 	rebuild := &cobra.Command{
 		Use:   "rebuild <name>",
@@ -172,22 +184,13 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			def, db, done, err := open(ctx, args[0])
+			def, db, done, err := p.open(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer done()
 			if dryRun {
-				n, err := def.Source.Count(ctx)
-				if err != nil {
-					return err
-				}
-				if g.json {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": n, "tables": def.Tables})
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "dry run: rebuilding %s would apply %d events to %s.%s\n", def.Name(), n,
-					def.Schema, strings.Join(def.Tables, ", "+def.Schema+"."))
-				return nil
+				return p.dryRun(cmd, def)
 			}
 			bar := newBar(cmd, "rebuilding "+def.Name())
 			res, err := projection.Rebuild(ctx, db, def, projection.RebuildOptions{Progress: bar.progress})
@@ -195,19 +198,36 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printRebuild(cmd, g, def, res)
+			return printRebuild(cmd, p.g, def, res)
 		},
 	}
 	rebuild.Flags().BoolVar(&dryRun, "dry-run", false, "only report how many events a rebuild would apply")
+	return rebuild
+}
 
-	verify := &cobra.Command{
+// dryRun reports how many events a rebuild of def would apply.
+func (p *projectionsCmd) dryRun(cmd *cobra.Command, def projection.Definition) error {
+	n, err := def.Source.Count(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if p.g.json {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": n, "tables": def.Tables})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "dry run: rebuilding %s would apply %d events to %s.%s\n", def.Name(), n,
+		def.Schema, strings.Join(def.Tables, ", "+def.Schema+"."))
+	return nil
+}
+
+func (p *projectionsCmd) verifyCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:   "verify <name>",
 		Short: "Rebuild a projection into a scratch schema and print the rows that differ from the live tables",
 		Long:  "Exits with status 1 when any row differs. The live tables are not changed.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			def, db, done, err := open(ctx, args[0])
+			def, db, done, err := p.open(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -218,7 +238,7 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if g.json {
+			if p.g.json {
 				if err := printJSON(cmd.OutOrStdout(), map[string]any{"projection": def.Name(), "events": res.Events,
 					"differences": diffRows(diffs)}); err != nil {
 					return err
@@ -235,8 +255,6 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, rebuild, verify)
-	return cmd
 }
 
 // ExitError makes the command exit with Code after printing Err.
