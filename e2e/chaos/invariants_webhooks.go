@@ -93,8 +93,9 @@ func (c *Checker) checkWebhooks(ctx context.Context, st *state) Result {
 		if ok := successes(hs); len(ok) > 1 {
 			twice++
 			if !c.unrecordableBetween(ok[0].At, ok[len(ok)-1].At) {
-				r.violate("delivery %s answered 2xx %d times (%s, last %s) with no fault of the dispatcher or PostgreSQL in between",
-					d.id, len(ok), ok[0].At.Format("15:04:05.000"), ok[len(ok)-1].At.Format("15:04:05.000"))
+				r.violate("delivery %s answered 2xx %d times (%s, taken up %s after signing; last %s) with no fault of the dispatcher or PostgreSQL in between; %d attempts recorded, the last %s",
+					d.id, len(ok), ok[0].At.Format("15:04:05.000"), ok[0].Age.Round(time.Millisecond),
+					ok[len(ok)-1].At.Format("15:04:05.000"), d.attempts, d.status)
 			}
 		}
 	}

@@ -23,8 +23,11 @@ type Hit struct {
 	At         time.Time
 	Valid      bool // X-Webhook-Signature verified with the company's secret
 	Status     int  // what the receiver answered (0: it let the request time out, or the dispatcher had given up)
-	// Late: the request reached the receiver after the dispatcher had given up on it.
+	// Late: the request reached the receiver after the dispatcher had given up on it, or too
+	// close to its timeout for an answer to be surely seen (answerWithin).
 	Late bool
+	// Age is how long after the dispatcher signed the request the receiver took it up.
+	Age time.Duration
 }
 
 // Receiver is the partners' webhook endpoint, at http://<addr>/hooks/<company id>: it checks
@@ -125,8 +128,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 	h := Hit{DeliveryID: id, Event: req.Header.Get("X-Webhook-Event"), Company: company, At: time.Now(),
 		Valid: secret != "" && validSignature(secret, body, req.Header.Get("X-Webhook-Signature"))}
+	h.Age = r.age(req, h.At)
 	switch p := r.draw(id, attempt); {
-	case p < r.TimeoutRate:
+	case p < r.TimeoutRate || h.Age > answerWithin:
+		// Held past the dispatcher's timeout: drawn to time out, or taken up so late that an
+		// answer now could reach the dispatcher just before or just after its timeout, and the
+		// receiver could not tell which (see answerWithin).
 		select {
 		case <-time.After(r.Hold):
 		case <-req.Context().Done():
@@ -136,8 +143,8 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		h.Status = http.StatusOK
 	}
-	if req.Context().Err() != nil || r.pastDeadline(req) {
-		// The dispatcher gave up (its timeout) before this answer: it never sees it, records a
+	if h.Status == 0 || req.Context().Err() != nil {
+		// The dispatcher gave up (its timeout) before any answer: it never sees one, records a
 		// failed attempt and tries again later, as at-least-once delivery must. The receiver
 		// processed it all the same; it is not an answer the dispatcher got.
 		h.Status, h.Late = 0, true
@@ -153,16 +160,23 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // dispatcherTimeout is the WEBHOOK_TIMEOUT the chaos run gives the dispatcher (run.go).
 const dispatcherTimeout = 2 * time.Second
 
-// lateMargin is how much later than the signing time plus the dispatcher's timeout an answer
-// must be to count as late: the request is signed just before it is sent.
-const lateMargin = 250 * time.Millisecond
+// answerWithin is how soon after the dispatcher signed a request the receiver must take it up
+// to answer it; a request taken up later is held until the dispatcher gives up. An answer
+// written near the dispatcher's deadline (dispatcherTimeout after its send began, a moment
+// after signing) may be read by it in time or not, depending on how busy the machine is, and
+// the receiver cannot tell which: counted as a 2xx the dispatcher got, it made the check see
+// a delivery "answered 2xx twice with no fault" when the dispatcher had in fact timed out and
+// retried, as it must. Answered within half its timeout, the dispatcher has a whole second to
+// read the answer; held, it surely times out.
+const answerWithin = dispatcherTimeout / 2
 
-// pastDeadline tells whether the dispatcher's timeout for req has surely run out: a loaded
-// machine can hold a request in the receiver's queue (or the closed connection unnoticed) past
-// it, and the request's context is then not yet cancelled.
-func (r *Receiver) pastDeadline(req *http.Request) bool {
+// age is how long before now the dispatcher signed req (0 when the header is unreadable).
+func (r *Receiver) age(req *http.Request, now time.Time) time.Duration {
 	signed, err := time.Parse(time.RFC3339Nano, req.Header.Get("X-Webhook-Timestamp"))
-	return err == nil && time.Since(signed) > dispatcherTimeout+lateMargin
+	if err != nil {
+		return 0
+	}
+	return now.Sub(signed)
 }
 
 // draw is a number in [0, 1) fixed by the seed, the delivery and the attempt: a run's answers
