@@ -34,7 +34,7 @@ func TestProjectionsVerifyRebuildMerchants(t *testing.T) {
 	t.Parallel()
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, merchantmigrations.Set())
-	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchantConfig(t))), dsn, url)
+	svctest.StartOn(t, merchant.Options(merchantConfig(t)), dsn, url)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 // dead-letter stream, as a table and as JSON.
 func TestStreamsListsEveryStream(t *testing.T) {
 	url := testkit.NATS(t)
-	svctest.StartOn(t, merchant.Options(merchant.WithConfig(merchantConfig(t))),
+	svctest.StartOn(t, merchant.Options(merchantConfig(t)),
 		testkit.NewDatabase(t), url)
 
 	out, _, err := ctl(t, map[string]string{"NATS_URL": url}, "streams")

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 //
 //	make bench-dashboard   # go test -run '^$' -bench DashboardPages -benchtime 200x ./services/gateway/dashboard/
 func BenchmarkDashboardPages(b *testing.B) {
-	po := poolservice.Options()
+	po := poolservice.Options(poolservice.Config{})
 	dsn := testkit.NewDatabase(b, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set(),
 		migrate.Set{Schema: po.Schema, Sources: po.Migrations},
 		migrate.Set{Schema: webhookmigrations.Schema, Sources: []fs.FS{projection.Migrations, webhookmigrations.FS}})

@@ -78,13 +78,13 @@ func newMerchantStack(t *testing.T) *merchantStack {
 	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set())
 	natsURL := testkit.NATS(t)
 	wallets := &switchableWallets{}
-	merchant := svctest.StartOn(t, merchantservice.Options(merchantservice.WithDeps(merchantservice.Deps{
+	merchant := svctest.StartOn(t, merchantservice.Options(merchantservice.Config{
 		Wallets: func(db *pgxpool.Pool) (merchantapp.WalletProvider, error) {
 			hd, err := merchantadapters.NewHDWalletProvider(db, testWalletKeys(t))
 			wallets.inner = hd
 			return wallets, err
 		},
-	})), dsn, natsURL)
+	}), dsn, natsURL)
 
 	g, js := runGateway(t, dsn, natsURL)
 	return &merchantStack{gateway: g, js: js, wallets: wallets, merchant: merchant}

@@ -23,12 +23,12 @@ import (
 func TestPaymentSimulateEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := newPaymentStack(t)
-	svctest.StartOn(t, merchantservice.Options(merchantservice.WithDeps(merchantservice.Deps{
+	svctest.StartOn(t, merchantservice.Options(merchantservice.Config{
 		Wallets: func(db *pgxpool.Pool) (merchantapp.WalletProvider, error) {
 			return merchantadapters.NewHDWalletProvider(db, testWalletKeys(t))
 		},
-	})), s.dsn, s.natsURL)
-	svctest.StartOn(t, poolservice.Options(), s.dsn, s.natsURL)
+	}), s.dsn, s.natsURL)
+	svctest.StartOn(t, poolservice.Options(poolservice.Config{}), s.dsn, s.natsURL)
 	c := s.createCompany("Acme End To End")
 	key := c.Keys["sk_test"]
 

@@ -24,7 +24,7 @@ import (
 // read tables), with 8 concurrent clients; it reports requests per second and the p99 latency.
 // The first page is the case that matters (newest first); offset pages cost what they skip.
 func BenchmarkPoolReads(b *testing.B) {
-	po := poolservice.Options()
+	po := poolservice.Options(poolservice.Config{})
 	dsn := testkit.NewDatabase(b, migrations.Set(), migrate.Set{Schema: po.Schema, Sources: po.Migrations})
 	admin := randomToken()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),

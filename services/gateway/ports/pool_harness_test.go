@@ -34,7 +34,7 @@ func newPoolStack(t *testing.T) *poolStack {
 	t.Helper()
 	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set())
 	natsURL := testkit.NATS(t)
-	svctest.StartOn(t, poolservice.Options(), dsn, natsURL)
+	svctest.StartOn(t, poolservice.Options(poolservice.Config{}), dsn, natsURL)
 
 	g, js := runGateway(t, dsn, natsURL)
 	return &poolStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public")}

@@ -121,7 +121,7 @@ func NewHDWalletProvider(db *pgxpool.Pool, keys AccountKeys) (*HDWalletProvider,
 var _ app.WalletProvider = (*HDWalletProvider)(nil)
 
 // Provision allocates the next index of the environment's account, derives its address and
-// records the wallet user. Inside a merchant's creation (MerchantRepository.Create) the index is
+// records the wallet user. Inside a merchant's creation (Repository.Create) the index is
 // taken and the record written in the creation's transaction, the record going out with the
 // creation's other statements: a creation that fails leaves no record (at most an unused
 // index). Called on its own, it records the wallet in a transaction of its own.

@@ -37,7 +37,7 @@ type batcher interface {
 //
 // On a connection, a pipeline can also carry the BEGIN of its transaction with the first
 // statement (begin) and the COMMIT with the last (commitWithNext), so that the transaction
-// costs no round trip of its own (MerchantRepository.Create).
+// costs no round trip of its own (Repository.Create).
 type pipeline struct {
 	tx         batcher
 	queued     pgx.Batch

@@ -18,19 +18,19 @@ import (
 	"github.com/payplat/platform/services/merchant/domain"
 )
 
-// MerchantRepository keeps merchants in the event store (one stream per merchant) and their
+// Repository keeps merchants in the event store (one stream per merchant) and their
 // read tables, both in the same transaction: a command's reply is visible to the next read.
-type MerchantRepository struct {
+type Repository struct {
 	db    *pgxpool.Pool
 	store *eventstore.Store
 }
 
-// NewMerchantRepository returns the repository on db (search_path merchant).
-func NewMerchantRepository(db *pgxpool.Pool, store *eventstore.Store) *MerchantRepository {
-	return &MerchantRepository{db: db, store: store}
+// NewRepository returns the repository on db (search_path merchant).
+func NewRepository(db *pgxpool.Pool, store *eventstore.Store) *Repository {
+	return &Repository{db: db, store: store}
 }
 
-var _ app.MerchantRepository = (*MerchantRepository)(nil)
+var _ app.Repository = (*Repository)(nil)
 
 // Create reserves the email for the company and environment, provisions the merchant's wallet,
 // appends merchant.created and inserts the read row, in one transaction of two round trips:
@@ -39,7 +39,7 @@ var _ app.MerchantRepository = (*MerchantRepository)(nil)
 // domain.ErrDuplicateEmail when the email is taken (no wallet is provisioned then);
 // domain.ErrWalletUnavailable when the provider fails; app.ErrMerchantExists when the id is
 // taken. Nothing is stored unless everything is.
-func (r *MerchantRepository) Create(ctx context.Context, nm app.NewMerchant, wallets app.WalletProvider) (*domain.Merchant, error) {
+func (r *Repository) Create(ctx context.Context, nm app.NewMerchant, wallets app.WalletProvider) (*domain.Merchant, error) {
 	conn, err := r.db.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring a connection: %w", err)
@@ -67,7 +67,7 @@ func (r *MerchantRepository) Create(ctx context.Context, nm app.NewMerchant, wal
 }
 
 // create runs the statements of Create on p, whose transaction has begun.
-func (r *MerchantRepository) create(ctx context.Context, p *pipeline, m *domain.Merchant, nm app.NewMerchant,
+func (r *Repository) create(ctx context.Context, p *pipeline, m *domain.Merchant, nm app.NewMerchant,
 	wallets app.WalletProvider) error {
 	tag, err := p.Exec(ctx, `INSERT INTO merchant_emails (company_id, environment, email_key, merchant_id)
         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
@@ -133,14 +133,14 @@ func creationFrom(ctx context.Context) *pipeline {
 }
 
 // Get returns the merchant of id in scope (ErrNotFound otherwise).
-func (r *MerchantRepository) Get(ctx context.Context, id uuid.UUID, scope app.Scope) (*domain.Merchant, error) {
+func (r *Repository) Get(ctx context.Context, id uuid.UUID, scope app.Scope) (*domain.Merchant, error) {
 	return r.load(ctx, r.db, id, scope, false)
 }
 
 // Update runs decide on the merchant locked for the transaction, appends the events it returns
 // at the version it was loaded at, and applies them to the read tables. Concurrent commands on
 // one merchant take turns on the row lock, so none is lost.
-func (r *MerchantRepository) Update(ctx context.Context, id uuid.UUID, scope app.Scope,
+func (r *Repository) Update(ctx context.Context, id uuid.UUID, scope app.Scope,
 	decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error) {
 	var out *domain.Merchant
 	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
@@ -161,7 +161,7 @@ func (r *MerchantRepository) Update(ctx context.Context, id uuid.UUID, scope app
 // appends to existing merchants must take them first, before it writes anything
 // (eventstore.LockStreams says why: it keeps each merchant's events in version order for the
 // relay).
-func (r *MerchantRepository) LockMerchants(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID) error {
+func (r *Repository) LockMerchants(ctx context.Context, tx pgx.Tx, ids ...uuid.UUID) error {
 	streams := make([]string, len(ids))
 	for i, id := range ids {
 		streams[i] = StreamID(id)
@@ -171,7 +171,7 @@ func (r *MerchantRepository) LockMerchants(ctx context.Context, tx pgx.Tx, ids .
 
 // UpdateTx is Update inside the caller's transaction (the ledger consumer records its
 // de-duplication in the same one).
-func (r *MerchantRepository) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, scope app.Scope,
+func (r *Repository) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, scope app.Scope,
 	decide func(*domain.Merchant) ([]domain.Event, error)) (*domain.Merchant, error) {
 	m, err := r.load(ctx, tx, id, scope, true)
 	if err != nil {
@@ -194,7 +194,7 @@ func (r *MerchantRepository) UpdateTx(ctx context.Context, tx pgx.Tx, id uuid.UU
 }
 
 // HasEntry reports whether the merchant's ledger holds an entry of sourceKey.
-func (r *MerchantRepository) HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKey string) (bool, error) {
+func (r *Repository) HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UUID, sourceKey string) (bool, error) {
 	var ok bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_ledger WHERE merchant_id = $1 AND source_key = $2)`,
 		pgUUID(id), sourceKey).Scan(&ok)
@@ -203,7 +203,7 @@ func (r *MerchantRepository) HasEntry(ctx context.Context, tx pgx.Tx, id uuid.UU
 
 // Events returns the domain events of a merchant's stream, for rebuilding it (tests compare the
 // fold with the read row).
-func (r *MerchantRepository) Events(ctx context.Context, id uuid.UUID) ([]domain.Event, error) {
+func (r *Repository) Events(ctx context.Context, id uuid.UUID) ([]domain.Event, error) {
 	recs, err := r.store.ReadStream(ctx, r.db, StreamID(id), 0)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ const merchantColumns = `id, company_id, environment, name, email, wallet_addres
 
 const selectMerchant = `SELECT ` + merchantColumns + ` FROM merchants WHERE id = $1`
 
-func (r *MerchantRepository) load(ctx context.Context, q eventstore.Querier, id uuid.UUID, scope app.Scope,
+func (r *Repository) load(ctx context.Context, q eventstore.Querier, id uuid.UUID, scope app.Scope,
 	lock bool) (*domain.Merchant, error) {
 	sql := selectMerchant
 	if lock {
@@ -266,7 +266,7 @@ func scanMerchant(row pgx.Row) (*domain.Merchant, error) {
 // merchant (in the order of order) and applies them to the read tables with set-based
 // statements. A merchant that does not exist or is outside its scope fails the whole call
 // with domain.ErrNotFound.
-func (r *MerchantRepository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.UUID, scopes map[uuid.UUID]app.Scope,
+func (r *Repository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.UUID, scopes map[uuid.UUID]app.Scope,
 	decide func(map[uuid.UUID]*domain.Merchant) (map[uuid.UUID][]domain.Event, error)) error {
 	rows, err := tx.Query(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = ANY($1) ORDER BY id FOR UPDATE`, pgUUIDs(order))
 	if err != nil {
@@ -315,7 +315,7 @@ func (r *MerchantRepository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order 
 
 // ExistingEntriesMany returns which of the (merchant, source key) pairs the ledger already
 // holds, by merchant.
-func (r *MerchantRepository) ExistingEntriesMany(ctx context.Context, tx pgx.Tx, ids []uuid.UUID,
+func (r *Repository) ExistingEntriesMany(ctx context.Context, tx pgx.Tx, ids []uuid.UUID,
 	sourceKeys []string) (map[uuid.UUID]map[string]bool, error) {
 	rows, err := tx.Query(ctx, `SELECT l.merchant_id, l.source_key FROM merchant_ledger l
         JOIN unnest($1::uuid[], $2::text[]) AS k(merchant_id, source_key)
@@ -343,7 +343,7 @@ func (r *MerchantRepository) ExistingEntriesMany(ctx context.Context, tx pgx.Tx,
 
 // appendAndApply appends evs to the merchant's stream at version expected and applies them to
 // the read tables; the caller's transaction holds both.
-func (r *MerchantRepository) appendAndApply(ctx context.Context, tx pgx.Tx, companyID, env string, id uuid.UUID,
+func (r *Repository) appendAndApply(ctx context.Context, tx pgx.Tx, companyID, env string, id uuid.UUID,
 	expected int64, evs ...domain.Event) error {
 	if err := r.appendEvents(ctx, tx, companyID, env, id, expected, evs); err != nil {
 		return err
@@ -356,7 +356,7 @@ func (r *MerchantRepository) appendAndApply(ctx context.Context, tx pgx.Tx, comp
 }
 
 // appendEvents encodes evs and appends them to the merchant's stream at version expected.
-func (r *MerchantRepository) appendEvents(ctx context.Context, q eventstore.Querier, companyID, env string, id uuid.UUID,
+func (r *Repository) appendEvents(ctx context.Context, q eventstore.Querier, companyID, env string, id uuid.UUID,
 	expected int64, evs []domain.Event) error {
 	encoded := make([]eventstore.Event, len(evs))
 	for i, ev := range evs {

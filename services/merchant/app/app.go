@@ -29,9 +29,9 @@ func (s Scope) Admits(company, env string) bool {
 	return s.All || (s.CompanyID == company && s.Environment == env)
 }
 
-// MerchantRepository stores merchants. Implementations append the events and update the read
+// Repository stores merchants. Implementations append the events and update the read
 // tables atomically.
-type MerchantRepository interface {
+type Repository interface {
 	// Create stores a new merchant with a wallet from wallets, in one transaction: it reserves
 	// the email for the company and environment first (domain.ErrDuplicateEmail when it is
 	// taken, before any wallet is provisioned), then provisions the wallet (a provider failure,

@@ -45,9 +45,8 @@ func TestCommandsRunWithADeadline(t *testing.T) {
 	dsn, natsURL := testkit.NewDatabase(t, migrations.Set()), testkit.NATS(t)
 	wallets := &hangingWallets{}
 	wallets.hang.Store(true)
-	svctest.StartOn(t, service.Options(
-		service.WithConfig(service.Config{CommandTimeout: 300 * time.Millisecond}),
-		service.WithDeps(service.Deps{Wallets: func(*pgxpool.Pool) (app.WalletProvider, error) { return wallets, nil }})),
+	svctest.StartOn(t, service.Options(service.Config{CommandTimeout: 300 * time.Millisecond,
+		Wallets: func(*pgxpool.Pool) (app.WalletProvider, error) { return wallets, nil }}),
 		dsn, natsURL)
 	nc, err := nats.Connect(natsURL)
 	if err != nil {

@@ -118,13 +118,13 @@ func newStack(t testing.TB) *stack {
 func (s *stack) start() {
 	s.t.Helper()
 	s.wallets = &flakyWallets{}
-	s.svc = svctest.StartOn(s.t, service.Options(service.WithDeps(service.Deps{
+	s.svc = svctest.StartOn(s.t, service.Options(service.Config{
 		Wallets: func(db *pgxpool.Pool) (app.WalletProvider, error) {
 			hd, err := adapters.NewHDWalletProvider(db, testKeys(s.t))
 			s.wallets.inner = hd
 			return s.wallets, err
 		},
-	})), s.dsn, s.natsURL)
+	}), s.dsn, s.natsURL)
 }
 
 func (s *stack) create(company, env, name, email string) (api.Merchant, error) {

@@ -44,7 +44,7 @@ func ledgerKilledAfterCommit() int {
 		return 2
 	}
 	dl, _ := bus.NewDeadLetterer(js, nil)
-	repo := adapters.NewMerchantRepository(db, eventstore.New(db))
+	repo := adapters.NewRepository(db, eventstore.New(db))
 	runner, err := projection.NewStreamRunner(db, testkit.KillOnFirstAck(c), ports.PaymentsConsumer.Durable,
 		ports.NewLedgerProjector(ports.PaymentsConsumer.Durable, repo),
 		projection.StreamRunnerOptions{BatchSize: 500, DeadLetter: dl.SendJetStream})

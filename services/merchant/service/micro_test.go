@@ -21,7 +21,7 @@ import (
 // in queue group "merchant", and two replicas share the requests.
 func TestMicroServiceAcrossReplicas(t *testing.T) {
 	s := newStack(t)
-	svctest.StartOn(t, service.Options(service.WithConfig(testConfig(t))), s.dsn, s.natsURL)
+	svctest.StartOn(t, service.Options(testConfig(t)), s.dsn, s.natsURL)
 
 	var wg sync.WaitGroup
 	for range 40 {

@@ -39,6 +39,9 @@ type Config struct {
 	// CommandTimeout bounds each command of the command API (MERCHANT_COMMAND_TIMEOUT; zero
 	// means DefaultCommandTimeout).
 	CommandTimeout time.Duration `env:"MERCHANT_COMMAND_TIMEOUT" envDefault:"8s"`
+	// Wallets, when set, builds the wallet provider instead of the HD provider of the account
+	// keys above (tests).
+	Wallets func(db *pgxpool.Pool) (app.WalletProvider, error) `env:"-"`
 }
 
 // DefaultCommandTimeout is the deadline of a command: past it the command's context ends, its
@@ -77,50 +80,25 @@ func LoadConfigFrom(environ map[string]string) (Config, error) {
 	return cfg, nil
 }
 
-// Deps replaces parts of the service (tests).
-type Deps struct {
-	// Wallets builds the wallet provider; nil means the HD provider of the Config's xpubs.
-	Wallets func(db *pgxpool.Pool) (app.WalletProvider, error)
-}
-
-// Option configures Options.
-type Option func(*settings)
-
-type settings struct {
-	cfg  Config
-	deps Deps
-}
-
-// WithConfig sets the merchant service's own configuration.
-func WithConfig(cfg Config) Option { return func(s *settings) { s.cfg = cfg } }
-
-// WithDeps replaces parts of the service.
-func WithDeps(d Deps) Option { return func(s *settings) { s.deps = d } }
-
 // Options describes the merchant service for the shared runtime. Without the wallet account
-// keys (WithConfig) or a wallet provider (WithDeps) the service refuses to start.
-func Options(opts ...Option) svc.Options {
-	var st settings
-	for _, o := range opts {
-		o(&st)
-	}
-	cfg, deps := st.cfg, st.deps
+// keys or a wallet provider (cfg.Wallets) the service refuses to start.
+func Options(cfg Config) svc.Options {
 	return svc.Options{
 		Name:              "merchant",
 		Schema:            migrations.Schema,
 		Migrations:        migrations.Sources,
 		DefaultHealthAddr: "127.0.0.1:8081",
 		RelayStream:       "MERCHANTS",
-		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, cfg, deps) },
+		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, cfg) },
 	}
 }
 
-func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
-	wallets, err := walletProvider(ctx, rt.DB, cfg, deps)
+func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
+	wallets, err := walletProvider(ctx, rt.DB, cfg)
 	if err != nil {
 		return err
 	}
-	repo := adapters.NewMerchantRepository(rt.DB, rt.Store)
+	repo := adapters.NewRepository(rt.DB, rt.Store)
 	if err := startLedger(ctx, rt, repo); err != nil {
 		return err
 	}
@@ -143,9 +121,9 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config, deps Deps) error {
 	return nil
 }
 
-func walletProvider(ctx context.Context, db *pgxpool.Pool, cfg Config, deps Deps) (app.WalletProvider, error) {
-	if deps.Wallets != nil {
-		return deps.Wallets(db)
+func walletProvider(ctx context.Context, db *pgxpool.Pool, cfg Config) (app.WalletProvider, error) {
+	if cfg.Wallets != nil {
+		return cfg.Wallets(db)
 	}
 	keys, err := adapters.ParseAccountKeys(cfg.WalletXPubLive, cfg.WalletXPubTest)
 	if err != nil {
@@ -164,7 +142,7 @@ func walletProvider(ctx context.Context, db *pgxpool.Pool, cfg Config, deps Deps
 }
 
 // startLedger creates the ledger's durable consumers and runs one projection runner on each.
-func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.MerchantRepository) error {
+func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.Repository) error {
 	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
 	if err != nil {
 		return err

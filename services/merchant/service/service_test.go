@@ -31,7 +31,7 @@ func TestServiceStartsReadyAndStops(t *testing.T) {
 func TestServiceRefusesToStartWithoutAccountKeys(t *testing.T) {
 	dsn := testkit.NewDatabase(t, migrations.Set())
 	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: testkit.NATS(t), HealthAddr: "127.0.0.1:0"}}
-	err := svc.Run(context.Background(), cfg, service.Options(), nilLogger())
+	err := svc.Run(context.Background(), cfg, service.Options(service.Config{}), nilLogger())
 	if err == nil || !strings.Contains(err.Error(), "WALLET_XPUB_LIVE") || !strings.Contains(err.Error(), "WALLET_XPUB_TEST") {
 		t.Fatalf("Run = %v, want an error naming WALLET_XPUB_LIVE and WALLET_XPUB_TEST", err)
 	}

@@ -78,7 +78,7 @@ func TestStatusTableOverNATS(t *testing.T) {
 
 func (s *stack) events(id string) []domain.Event {
 	s.t.Helper()
-	evs, err := adapters.NewMerchantRepository(s.db, nil).Events(context.Background(), uuid.MustParse(id))
+	evs, err := adapters.NewRepository(s.db, nil).Events(context.Background(), uuid.MustParse(id))
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestWalletsMadeBeforeTheAccountSplitKeepTheirAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	natsURL := testkit.NATS(t)
-	svctest.StartOn(t, service.Options(service.WithConfig(testConfig(t))), dsn, natsURL)
+	svctest.StartOn(t, service.Options(testConfig(t)), dsn, natsURL)
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestServiceRefusesAccountKeysThatDoNotDeriveTheRecordedWallets(t *testing.T
 	other := service.Config{WalletXPubLive: accountXPub(t, otherSeed, wallet.LiveAccount), WalletXPubTest: accountXPub(t, otherSeed, wallet.TestAccount)}
 	cfg := svc.Config{Common: config.Common{DatabaseURL: dsn, NATSURL: testkit.NATS(t), HealthAddr: "127.0.0.1:0",
 		ShutdownTimeout: 10 * time.Second}, StreamReplicas: 1, DuplicateWindow: time.Minute}
-	err := svc.Run(ctx, cfg, service.Options(service.WithConfig(other)), nilLogger())
+	err := svc.Run(ctx, cfg, service.Options(other), nilLogger())
 	if !errors.Is(err, adapters.ErrKeyDoesNotMatchWallets) || !strings.Contains(err.Error(), "WALLET_XPUB_LIVE") {
 		t.Fatalf("Run = %v, want %v naming WALLET_XPUB_LIVE", err, adapters.ErrKeyDoesNotMatchWallets)
 	}

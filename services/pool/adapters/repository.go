@@ -39,7 +39,7 @@ type Repository struct {
 	now       func() time.Time
 }
 
-var _ app.PoolRepository = (*Repository)(nil)
+var _ app.Repository = (*Repository)(nil)
 
 // NewRepository returns the repository on db (search_path pool).
 func NewRepository(db *pgxpool.Pool) *Repository {

@@ -12,9 +12,9 @@ import (
 	"github.com/payplat/platform/services/pool/domain"
 )
 
-// PoolRepository loads pools and saves their changes: the events and the read tables in one
+// Repository loads pools and saves their changes: the events and the read tables in one
 // transaction per call, which holds the locks of the pools it changes.
-type PoolRepository interface {
+type Repository interface {
 	// Update runs fn on the pool of id and saves what it changed.
 	Update(ctx context.Context, id domain.ID, fn func(p *domain.Pool) error) error
 	// RecordPoolFacts records facts of several pools: each pool's facts in their order, a fact

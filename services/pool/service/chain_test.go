@@ -71,7 +71,7 @@ func randomFacts(r *rand.Rand, id domain.ID, n int) []fact {
 // movement chains exactly, the balance is the sum of the amounts, each key records exactly one
 // movement, and no pool sees another's facts.
 func TestBalanceChainProperty(t *testing.T) {
-	h := newHarness(t, service.Tuning{BatchSize: 64})
+	h := newHarness(t, service.Config{BatchSize: 64})
 	for round := 0; round < 3; round++ {
 		seed := uint64(time.Now().UnixNano())
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/ports"
 	"github.com/payplat/platform/services/pool/service"
@@ -19,7 +21,7 @@ import (
 // and is answered: its context is not the service's. Before, it failed with 500 INTERNAL
 // ("context canceled") and the partner's simulated deposit with it.
 func TestCommandInFlightFinishesWhenTheServiceStops(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "test")
 	ctx := context.Background()
 	// Hold the pool's lock, so that the command waits inside its transaction.
@@ -76,31 +78,27 @@ func TestCommandTimeoutIsBelowTheClients(t *testing.T) {
 // waitLockWaiter waits until a session waits for the pool's advisory lock.
 func waitLockWaiter(t *testing.T, h *harness, id interface{ StreamID() string }) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.WaitFor(t, 10*time.Second, 10*time.Millisecond, func() error {
 		var n int
-		err := h.db().QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
-			WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
+		if err := h.db().QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted`).Scan(&n); err != nil {
+			return err
 		}
-		if n > 0 {
-			return
+		if n == 0 {
+			return errors.New("the command does not wait for the pool's lock")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the command never waited for the pool's lock")
+		return nil
+	})
 }
 
 // waitNoResponders waits until no pool command server answers the micro ping.
 func waitNoResponders(t *testing.T, h *harness) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := h.nc.Request("$SRV.PING."+api.ServiceName, nil, time.Second); errors.Is(err, nats.ErrNoResponders) {
-			return
+	testkit.WaitFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		_, err := h.nc.Request("$SRV.PING."+api.ServiceName, nil, time.Second)
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("the pool command server still answers (%v)", err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the pool command server still answers")
+		return nil
+	})
 }

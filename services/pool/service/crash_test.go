@@ -35,7 +35,7 @@ type consumerEnv struct {
 
 func newConsumerEnv(t testing.TB, ackWait time.Duration) *consumerEnv {
 	t.Helper()
-	o := service.Options()
+	o := service.Options(service.Config{})
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
 	e := &consumerEnv{db: testkit.NewPool(t, dsn, o.Schema), natsURL: testkit.NATS(t)}
 	companiesTable(t, e.db)
@@ -49,7 +49,7 @@ func newConsumerEnv(t testing.TB, ackWait time.Duration) *consumerEnv {
 	if err := bus.Provision(ctx, e.js, bus.ProvisionOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.spec = service.Consumers(service.Tuning{AckWait: ackWait, MaxAckPending: 4096})[1]
+	e.spec = service.Consumers(service.Config{AckWait: ackWait, MaxAckPending: 4096})[1]
 	if _, err := bus.EnsurePullConsumer(ctx, e.js, e.spec); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // Invalid facts (a bad amount, an unknown company, undecodable data) go to the dead-letter
 // stream with the reason, and the valid facts around them are recorded.
 func TestInvalidFactsAreDeadLettered(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "test")
 	ctx := context.Background()
 	publish(t, h.js, paymentFact(id, "p-1", "10.00"))
@@ -97,7 +97,7 @@ func waitMovementsNow(t *testing.T, h *harness, id domain.ID) []struct{} {
 // the fact waits on the stream, redelivered, and is recorded once the table shows the company.
 // Failing open, the fact would have created a pool for a company nobody knows.
 func TestFactsWaitWhileTheCompaniesTableIsNotVisible(t *testing.T) {
-	h := harnessOn(t, svctest.Start(t, service.Options())) // no gateway.companies
+	h := harnessOn(t, svctest.Start(t, service.Options(service.Config{}))) // no gateway.companies
 	ctx := context.Background()
 	id := strangerPoolID(t, "test")
 	publish(t, h.js, depositFact(id, "0xheld", "5.00"))

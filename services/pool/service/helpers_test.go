@@ -36,9 +36,9 @@ type harness struct {
 	nc *nats.Conn
 }
 
-func newHarness(t *testing.T, tuning service.Tuning) *harness {
+func newHarness(t *testing.T, tuning service.Config) *harness {
 	t.Helper()
-	s := svctest.Start(t, service.OptionsWith(tuning))
+	s := svctest.Start(t, service.Options(tuning))
 	companiesTable(t, s.DB)
 	return harnessOn(t, s)
 }

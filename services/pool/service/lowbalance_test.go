@@ -23,7 +23,7 @@ import (
 // exactly three pool.low_balance events; debits while already below fire none, and the
 // balance coming back to the threshold re-arms the alert.
 func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "test")
 	steps := []struct {
 		msg     proto.Message
@@ -63,7 +63,7 @@ func TestLowBalanceFiresOncePerCrossing(t *testing.T) {
 // A threshold raised above the balance of a pool that was not low fires the alert once; one
 // lowered below the balance re-arms it.
 func TestThresholdChangeFiresAndRearms(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "live")
 	publish(t, h.js, depositFact(id, "0xa", "500.00"))
 	waitMovements(t, h.db(), id, 1)
@@ -84,7 +84,7 @@ func TestThresholdChangeFiresAndRearms(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "test")
 
 	// A new pool answers with the defaults; a partial update keeps the other setting.

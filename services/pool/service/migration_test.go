@@ -38,7 +38,7 @@ func TestMovementKeysMoveIntoTheMovementRow(t *testing.T) {
 	}); err != nil || len(old) != 1 {
 		t.Fatalf("reading migration 02001: %v (%d files)", err, len(old))
 	}
-	o := service.Options()
+	o := service.Options(service.Config{})
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: []fs.FS{eventstore.Migrations, projection.Migrations, old}})
 	db := testkit.NewPool(t, dsn, o.Schema)
 	if _, err := db.Exec(ctx, `
@@ -112,7 +112,7 @@ func poolMigrationsBefore(t *testing.T, version string) fstest.MapFS {
 func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o := service.Options()
+	o := service.Options(service.Config{})
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema,
 		Sources: []fs.FS{eventstore.Migrations, projection.Migrations, poolMigrationsBefore(t, "02003")}})
 	db := testkit.NewPool(t, dsn, o.Schema)
@@ -221,7 +221,7 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 func TestPoolRowsAreEstimatedWhole(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o := service.Options()
+	o := service.Options(service.Config{})
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations}), o.Schema)
 	// 20 pools of 500 movements.
 	if _, err := db.Exec(ctx, `

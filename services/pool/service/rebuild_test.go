@@ -20,7 +20,7 @@ import (
 // from the event store alone; a corrupted movement and balance are reported by verify and
 // repaired by a rebuild, after which the service goes on recording on the new tables.
 func TestReadModelVerifyAndRebuild(t *testing.T) {
-	h := newHarness(t, service.Tuning{})
+	h := newHarness(t, service.Config{})
 	ctx := context.Background()
 	// The merchant service's table, where the pool finds the names of the merchants it pays.
 	if _, err := h.db().Exec(ctx, `CREATE SCHEMA IF NOT EXISTS merchant;

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/svc"
 
 	"github.com/payplat/platform/services/pool/adapters"
@@ -22,25 +23,26 @@ const (
 	DurablePayments = "pool-payments"
 )
 
-// Tuning adjusts the consumers; the zero value means the defaults.
-type Tuning struct {
-	// BatchSize is the most messages recorded in one transaction (default 1000).
-	BatchSize int
-	// AckWait is how long JetStream waits for an acknowledgement before redelivering (default
-	// bus.DefaultPullAckWait).
-	AckWait time.Duration
-	// MaxAckPending bounds the unacknowledged messages per consumer (default 4096, so that a
-	// hot pool is fed full batches).
-	MaxAckPending int
+// Config is the pool service's own configuration (the shared one is svc.Config); zero fields
+// take their defaults.
+type Config struct {
+	// BatchSize is the most messages recorded in one transaction (POOL_BATCH_SIZE, default 1000).
+	BatchSize int `env:"POOL_BATCH_SIZE" envDefault:"1000"`
+	// AckWait is how long JetStream waits for an acknowledgement before redelivering
+	// (POOL_ACK_WAIT, default bus.DefaultPullAckWait).
+	AckWait time.Duration `env:"POOL_ACK_WAIT"`
+	// MaxAckPending bounds the unacknowledged messages per consumer (POOL_MAX_ACK_PENDING,
+	// default 4096, so that a hot pool is fed full batches).
+	MaxAckPending int `env:"POOL_MAX_ACK_PENDING" envDefault:"4096"`
 }
 
-// Options describes the pool service for the shared runtime.
-func Options() svc.Options { return OptionsWith(Tuning{}) }
+// LoadConfig reads Config from the environment.
+func LoadConfig() (Config, error) { return config.Load[Config]() }
 
-// OptionsWith is Options with tuned consumers (tests).
-func OptionsWith(t Tuning) svc.Options {
-	if t.MaxAckPending <= 0 {
-		t.MaxAckPending = 4096
+// Options describes the pool service for the shared runtime.
+func Options(cfg Config) svc.Options {
+	if cfg.MaxAckPending <= 0 {
+		cfg.MaxAckPending = 4096
 	}
 	return svc.Options{
 		Name:              "pool",
@@ -48,12 +50,12 @@ func OptionsWith(t Tuning) svc.Options {
 		Migrations:        migrations.Sources,
 		DefaultHealthAddr: "127.0.0.1:8082",
 		RelayStream:       "POOL",
-		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, t) },
+		Start:             func(ctx context.Context, rt *svc.Runtime) error { return start(ctx, rt, cfg) },
 	}
 }
 
 // Consumers returns the specs of the pool's durable consumers.
-func Consumers(t Tuning) []bus.ConsumerSpec {
+func Consumers(t Config) []bus.ConsumerSpec {
 	return []bus.ConsumerSpec{
 		{Stream: "TREASURY", Durable: DurableTreasury, AckWait: t.AckWait, MaxAckPending: t.MaxAckPending,
 			FilterSubjects: []string{"treasury.*.*.deposit_detected", "treasury.*.*.withdrawal_completed",
@@ -63,7 +65,7 @@ func Consumers(t Tuning) []bus.ConsumerSpec {
 	}
 }
 
-func start(ctx context.Context, rt *svc.Runtime, t Tuning) error {
+func start(ctx context.Context, rt *svc.Runtime, t Config) error {
 	repo := adapters.NewRepository(rt.DB)
 	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
 	if err != nil {

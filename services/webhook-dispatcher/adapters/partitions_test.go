@@ -33,7 +33,7 @@ type member struct {
 // frozenStore fails every call while frozen, as a dispatcher cut off from PostgreSQL (or frozen)
 // would look to the others: its leases stop being renewed.
 type frozenStore struct {
-	app.PartitionStore
+	app.PartitionRepository
 	frozen atomic.Bool
 }
 
@@ -41,10 +41,10 @@ func (f *frozenStore) Heartbeat(ctx context.Context, m string, ttl time.Duration
 	if f.frozen.Load() {
 		return 0, errors.New("cut off")
 	}
-	return f.PartitionStore.Heartbeat(ctx, m, ttl)
+	return f.PartitionRepository.Heartbeat(ctx, m, ttl)
 }
 
-func startMember(t *testing.T, store app.PartitionStore, name string, ttl time.Duration) *member {
+func startMember(t *testing.T, store app.PartitionRepository, name string, ttl time.Duration) *member {
 	m := &member{active: map[int]bool{}, done: make(chan struct{})}
 	m.a = app.NewAssigner(store, name, app.AssignerConfig{Partitions: 8, LeaseTTL: ttl, Tick: 50 * time.Millisecond,
 		Consume: func(ctx context.Context, p int, held func() bool) {
@@ -118,7 +118,7 @@ func TestAssignersSharePartitionsAndTakeOverFromOneThatStops(t *testing.T) {
 	<-b.done
 	shares(t, []int{8}, a)
 
-	cutOff := &frozenStore{PartitionStore: store}
+	cutOff := &frozenStore{PartitionRepository: store}
 	c := startMember(t, cutOff, "c", ttl)
 	shares(t, []int{4, 4}, a, c)
 	cutOff.frozen.Store(true)

@@ -15,16 +15,16 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
-// Store keeps endpoints and the delivery log in schema "webhooks". Attempts are claimed with a
+// Repository keeps endpoints and the delivery log in schema "webhooks". Attempts are claimed with a
 // lease (lease_until, lease_token) taken under FOR UPDATE SKIP LOCKED, so two dispatchers or two
 // overlapping cron runs never attempt the same delivery at once, and a delivery whose
 // dispatcher died mid-attempt is free again once its lease expires.
-type Store struct {
+type Repository struct {
 	db *pgxpool.Pool
 }
 
-// NewStore returns a Store on db (search_path webhooks).
-func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+// NewRepository returns a Repository on db (search_path webhooks).
+func NewRepository(db *pgxpool.Pool) *Repository { return &Repository{db: db} }
 
 const endpointCols = `id, company_id, environment, url, enabled, secret_sealed, secret_version, created_at, updated_at`
 
@@ -38,7 +38,7 @@ func scanEndpoint(row pgx.Row) (domain.Endpoint, error) {
 // UpdateEndpoint runs update on the endpoint of company and env inside a transaction that
 // holds it locked (exists is false, and e carries only the company and environment, when there
 // is none yet), then stores the result.
-func (s *Store) UpdateEndpoint(ctx context.Context, company, env string,
+func (s *Repository) UpdateEndpoint(ctx context.Context, company, env string,
 	update func(e *domain.Endpoint, exists bool) error) (domain.Endpoint, error) {
 	var out domain.Endpoint
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
@@ -100,7 +100,7 @@ func scanClaims(rows pgx.Rows, claimedAt time.Time) ([]domain.Claim, error) {
 // its first attempt (due now, leased for lease). An event that already has its delivery (a
 // redelivered bus message, or the same event twice in news) creates nothing. It returns the
 // claims of the deliveries it created, in the order of news.
-func (s *Store) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
+func (s *Repository) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
 	type key struct {
 		event        uuid.UUID
 		company, env string
@@ -154,7 +154,7 @@ func (s *Store) CreateDeliveries(ctx context.Context, news []domain.NewDelivery,
 // Deliverable returns which of targets have an enabled endpoint with a URL now: the ones
 // CreateDeliveries would create deliveries for. It reads the table every time (no cache), so a
 // configuration committed before the call is seen.
-func (s *Store) Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error) {
+func (s *Repository) Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error) {
 	companies := make([]string, len(targets))
 	envs := make([]string, len(targets))
 	for i, t := range targets {
@@ -189,7 +189,7 @@ const claimHeadroom = 4
 // endpoints (claimWhere), skipping those another attempt holds (a live lease, or rows another
 // transaction is claiming right now). Deliveries whose lease expired (their dispatcher died)
 // are due again.
-func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
+func (s *Repository) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
 	return s.claimWhere(ctx, "true", limit, lease)
 }
 
@@ -201,7 +201,7 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([
 // endpoint alone with due deliveries still gets the whole batch. Each endpoint's candidates are
 // read from its own index range, a few batches of them at most, so a backlog is never scanned
 // whole.
-func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
+func (s *Repository) claimWhere(ctx context.Context, cond string, limit int, lease time.Duration) ([]domain.Claim, error) {
 	claimedAt := time.Now()
 	const due = `d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())`
 	rows, err := s.db.Query(ctx, `WITH candidates AS (
@@ -244,14 +244,14 @@ func (s *Store) claimWhere(ctx context.Context, cond string, limit int, lease ti
 // ClaimStranded leases up to limit deliveries whose first attempt never happened and nobody
 // holds: their dispatcher died after creating them, or its queue for the endpoint was full.
 // They are taken fairly across endpoints, like ClaimDue's.
-func (s *Store) ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
+func (s *Repository) ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error) {
 	return s.claimWhere(ctx, `d.status = 'PENDING' AND d.attempts = 0`, limit, lease)
 }
 
 // ClaimOne leases delivery id of company and env whatever its schedule (a manual retry). It
 // fails with domain.ErrNotFound when there is no such delivery for them, and domain.ErrInFlight
 // when an attempt holds it.
-func (s *Store) ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error) {
+func (s *Repository) ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error) {
 	claimedAt := time.Now()
 	rows, err := s.db.Query(ctx, `WITH target AS (
 			SELECT id, lease_until FROM deliveries
@@ -286,7 +286,7 @@ func (s *Store) ClaimOne(ctx context.Context, id uuid.UUID, company, env string,
 
 // Renew extends the lease of c before its attempt starts; false means the lease was lost
 // (it expired and another attempt took the delivery), and the attempt must not run.
-func (s *Store) Renew(ctx context.Context, c domain.Claim, lease time.Duration) (bool, error) {
+func (s *Repository) Renew(ctx context.Context, c domain.Claim, lease time.Duration) (bool, error) {
 	tag, err := s.db.Exec(ctx, `UPDATE deliveries SET lease_until = now() + $3 * interval '1 millisecond'
 		WHERE id = $1 AND lease_token = $2 AND lease_until > now()`, c.ID, c.Token, lease.Milliseconds())
 	if err != nil {
@@ -296,7 +296,7 @@ func (s *Store) Renew(ctx context.Context, c domain.Claim, lease time.Duration) 
 }
 
 // Release gives up the lease of c without an attempt; the delivery stays due.
-func (s *Store) Release(ctx context.Context, c domain.Claim) error {
+func (s *Repository) Release(ctx context.Context, c domain.Claim) error {
 	if _, err := s.db.Exec(ctx, `UPDATE deliveries SET lease_until = NULL, lease_token = NULL
 		WHERE id = $1 AND lease_token = $2`, c.ID, c.Token); err != nil {
 		return fmt.Errorf("releasing delivery %s: %w", c.ID, err)
@@ -307,7 +307,7 @@ func (s *Store) Release(ctx context.Context, c domain.Claim) error {
 // Record stores the result of the attempt c held the lease for, and frees the delivery. It
 // returns the updated delivery, or domain.ErrInFlight when the lease was lost meanwhile (the
 // attempt happened, but another one owns the delivery now).
-func (s *Store) Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error) {
+func (s *Repository) Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error) {
 	var code *int
 	if a.Outcome.StatusCode != 0 {
 		code = &a.Outcome.StatusCode
@@ -339,7 +339,7 @@ func (s *Store) Record(ctx context.Context, c domain.Claim, a domain.Attempted) 
 // commit), each only under its own claim's lease, and frees those deliveries. It returns, by
 // delivery id, the number of attempts of each delivery it recorded; a delivery missing from
 // it lost its lease meanwhile (the attempt happened, but another one owns the delivery now).
-func (s *Store) RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error) {
+func (s *Repository) RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error) {
 	// Rows are updated in id order, so two batches never wait for each other in a cycle.
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b domain.Recording) int { return bytes.Compare(a.Claim.ID[:], b.Claim.ID[:]) })
@@ -395,7 +395,7 @@ func (s *Store) RecordAll(ctx context.Context, recs []domain.Recording) (map[uui
 // oldest first, and returns how many. A delivery leased by a manual retry in flight is kept,
 // and rows another statement holds are skipped, so replicas pruning at once never wait for
 // each other.
-func (s *Store) PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+func (s *Repository) PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	tag, err := s.db.Exec(ctx, `DELETE FROM deliveries WHERE id IN (
 			SELECT id FROM deliveries
 			WHERE status = 'SUCCESS' AND last_attempt_at < now() - $1 * interval '1 millisecond'

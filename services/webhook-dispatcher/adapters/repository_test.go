@@ -22,14 +22,14 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
-// newStore returns a Store on a fresh database with an enabled endpoint for each company of
+// newStore returns a Repository on a fresh database with an enabled endpoint for each company of
 // enabled and a disabled one for each of disabled (environment "test").
-func newStore(t *testing.T, enabled, disabled []string) (*adapters.Store, *pgxpool.Pool) {
+func newStore(t *testing.T, enabled, disabled []string) (*adapters.Repository, *pgxpool.Pool) {
 	t.Helper()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: migrations.Schema,
 		Sources: service.Options(service.Config{}).Migrations})
 	db := testkit.NewPool(t, dsn, migrations.Schema)
-	s := adapters.NewStore(db)
+	s := adapters.NewRepository(db)
 	configure := func(company string, on bool) {
 		if _, err := s.UpdateEndpoint(context.Background(), company, "test", func(e *domain.Endpoint, _ bool) error {
 			e.URL, e.Enabled, e.SecretSealed = "https://example.com/"+company, on, []byte("sealed")

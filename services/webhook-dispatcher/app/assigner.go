@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// PartitionStore keeps the leases on the partitions (implemented by adapters.Partitions).
-type PartitionStore interface {
+// PartitionRepository keeps the leases on the partitions (implemented by adapters.Partitions).
+type PartitionRepository interface {
 	Ensure(ctx context.Context, n int) error
 	Heartbeat(ctx context.Context, member string, ttl time.Duration) (int, error)
 	Renew(ctx context.Context, member string, ttl time.Duration) ([]int, error)
@@ -38,7 +38,7 @@ type AssignerConfig struct {
 // back what exceeds its share when more dispatchers come, after draining it, so that a company's
 // events keep their order across the handover.
 type Assigner struct {
-	store  PartitionStore
+	store  PartitionRepository
 	member string
 	cfg    AssignerConfig
 	log    *slog.Logger
@@ -54,7 +54,7 @@ type partitionRun struct {
 }
 
 // NewAssigner returns the Assigner of member.
-func NewAssigner(store PartitionStore, member string, cfg AssignerConfig, log *slog.Logger) *Assigner {
+func NewAssigner(store PartitionRepository, member string, cfg AssignerConfig, log *slog.Logger) *Assigner {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 10 * time.Second
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
 
-// Store is the persistence the use cases need (implemented by adapters.Store).
-type Store interface {
+// Repository is the persistence the use cases need (implemented by adapters.Repository).
+type Repository interface {
 	UpdateEndpoint(ctx context.Context, company, env string, update func(*domain.Endpoint, bool) error) (domain.Endpoint, error)
 	Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error)
 	CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error)
@@ -67,7 +67,7 @@ type Config struct {
 
 // Dispatcher runs the use cases.
 type Dispatcher struct {
-	store    Store
+	store    Repository
 	sender   Sender
 	box      *domain.SecretBox
 	cfg      Config
@@ -84,7 +84,7 @@ type Dispatcher struct {
 
 // NewDispatcher returns a Dispatcher; zero fields of cfg take their defaults (the default retry
 // schedule, a 10s attempt timeout, one first attempt in flight and 256 waiting per endpoint).
-func NewDispatcher(store Store, sender Sender, box *domain.SecretBox, cfg Config, m *Metrics, log *slog.Logger) *Dispatcher {
+func NewDispatcher(store Repository, sender Sender, box *domain.SecretBox, cfg Config, m *Metrics, log *slog.Logger) *Dispatcher {
 	if len(cfg.Schedule) == 0 {
 		cfg.Schedule = domain.DefaultSchedule
 	}

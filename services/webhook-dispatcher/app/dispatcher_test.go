@@ -52,7 +52,7 @@ func newFixture(t *testing.T, cfg app.Config) *fixture {
 	}
 	f := &fixture{db: db, log: &testkit.Buffer{}}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: cfg.Policy})
-	f.d = app.NewDispatcher(adapters.NewStore(db), sender, box, cfg, metrics,
+	f.d = app.NewDispatcher(adapters.NewRepository(db), sender, box, cfg, metrics,
 		slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	return f
 }

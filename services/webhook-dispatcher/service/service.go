@@ -50,7 +50,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 		AllowAnyPort: cfg.AllowAnyPort}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
-	d := app.NewDispatcher(adapters.NewStore(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
+	d := app.NewDispatcher(adapters.NewRepository(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
 		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
 		Announce:      announcer(rt),
 		ManualRetries: app.RetryLimit{Rate: cfg.ManualRetryRate, Burst: cfg.ManualRetryBurst}}, metrics, rt.Log)

@@ -22,12 +22,12 @@ type ChangeStatus struct {
 
 // ChangeStatusHandler handles ChangeStatus.
 type ChangeStatusHandler struct {
-	repo app.MerchantRepository
+	repo app.Repository
 	now  func() time.Time
 }
 
 // NewChangeStatusHandler returns a handler that loads and saves merchants through repo.
-func NewChangeStatusHandler(repo app.MerchantRepository) ChangeStatusHandler {
+func NewChangeStatusHandler(repo app.Repository) ChangeStatusHandler {
 	return ChangeStatusHandler{repo: repo, now: time.Now}
 }
 

@@ -25,14 +25,14 @@ type CreateMerchant struct {
 
 // CreateMerchantHandler handles CreateMerchant.
 type CreateMerchantHandler struct {
-	repo    app.MerchantRepository
+	repo    app.Repository
 	wallets app.WalletProvider
 	now     func() time.Time
 }
 
 // NewCreateMerchantHandler returns a handler that stores merchants in repo, each with a wallet
 // from wallets.
-func NewCreateMerchantHandler(repo app.MerchantRepository, wallets app.WalletProvider) CreateMerchantHandler {
+func NewCreateMerchantHandler(repo app.Repository, wallets app.WalletProvider) CreateMerchantHandler {
 	return CreateMerchantHandler{repo: repo, wallets: wallets, now: time.Now}
 }
 

@@ -18,11 +18,11 @@ type MerchantStatus struct {
 
 // MerchantStatusHandler answers MerchantStatus from the merchant's current state.
 type MerchantStatusHandler struct {
-	repo app.MerchantRepository
+	repo app.Repository
 }
 
 // NewMerchantStatusHandler returns a handler that reads merchants from repo.
-func NewMerchantStatusHandler(repo app.MerchantRepository) MerchantStatusHandler {
+func NewMerchantStatusHandler(repo app.Repository) MerchantStatusHandler {
 	return MerchantStatusHandler{repo: repo}
 }
 

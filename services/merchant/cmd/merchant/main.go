@@ -15,5 +15,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "merchant:", err)
 		os.Exit(2)
 	}
-	os.Exit(svc.Main(service.Options(service.WithConfig(cfg))))
+	os.Exit(svc.Main(service.Options(cfg)))
 }

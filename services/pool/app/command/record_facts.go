@@ -17,11 +17,11 @@ type RecordFacts struct {
 
 // RecordFactsHandler handles RecordFacts.
 type RecordFactsHandler struct {
-	repo app.PoolRepository
+	repo app.Repository
 }
 
 // NewRecordFactsHandler returns a handler that records facts through repo.
-func NewRecordFactsHandler(repo app.PoolRepository) RecordFactsHandler {
+func NewRecordFactsHandler(repo app.Repository) RecordFactsHandler {
 	return RecordFactsHandler{repo: repo}
 }
 

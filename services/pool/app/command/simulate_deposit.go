@@ -36,12 +36,12 @@ type SimulatedDeposit struct {
 
 // SimulateDepositHandler handles SimulateDeposit.
 type SimulateDepositHandler struct {
-	repo app.PoolRepository
+	repo app.Repository
 	now  func() time.Time
 }
 
 // NewSimulateDepositHandler returns a handler that records deposits through repo.
-func NewSimulateDepositHandler(repo app.PoolRepository) SimulateDepositHandler {
+func NewSimulateDepositHandler(repo app.Repository) SimulateDepositHandler {
 	return SimulateDepositHandler{repo: repo, now: time.Now}
 }
 

@@ -25,12 +25,12 @@ type UpdateSettings struct {
 
 // UpdateSettingsHandler handles UpdateSettings.
 type UpdateSettingsHandler struct {
-	repo app.PoolRepository
+	repo app.Repository
 	now  func() time.Time
 }
 
 // NewUpdateSettingsHandler returns a handler that loads and saves pools through repo.
-func NewUpdateSettingsHandler(repo app.PoolRepository) UpdateSettingsHandler {
+func NewUpdateSettingsHandler(repo app.Repository) UpdateSettingsHandler {
 	return UpdateSettingsHandler{repo: repo, now: time.Now}
 }
 

@@ -2,10 +2,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/services/pool/service"
 )
 
-func main() { os.Exit(svc.Main(service.Options())) }
+func main() {
+	cfg, err := service.LoadConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pool:", err)
+		os.Exit(2)
+	}
+	os.Exit(svc.Main(service.Options(cfg)))
+}
