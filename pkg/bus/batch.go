@@ -64,6 +64,16 @@ type BatchOptions struct {
 	// IsPermanent tells the errors of Apply that no retry can fix (default IsPermanent); an
 	// error marked with Permanent always is.
 	IsPermanent func(error) bool
+	// Hold, when set, is asked after every fetch whether the consumer may still handle what
+	// it fetched; when it may not (a partition's lease was lost), the batch goes back to
+	// JetStream at once for whoever holds it now.
+	Hold func() bool
+	// FinishBatch, when positive, makes a fetch and the handling of what it brought outlast
+	// the end of Run's context, bounded by this long: a batch given up halfway would leave
+	// its effects committed but unannounced, or its messages held until their AckWait, and
+	// the next reader (another owner of the partition) would meanwhile see later messages
+	// first.
+	FinishBatch time.Duration
 	// AfterApply, when set, runs after each successful Apply, before its messages are
 	// acknowledged: to announce what was applied, or in tests to die in between.
 	AfterApply func(ctx context.Context)
@@ -141,7 +151,11 @@ func (c *BatchConsumer[T]) Run(ctx context.Context) error {
 // Step takes the messages available (waiting up to MaxWait for a first one) and handles them;
 // it returns how many messages it took off the consumer.
 func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
-	msgs, err := FetchAvailable(ctx, c.consumer, c.o.BatchSize, c.o.MaxWait)
+	fctx, hctx := ctx, ctx
+	if c.o.FinishBatch > 0 {
+		fctx = context.WithoutCancel(ctx)
+	}
+	msgs, err := FetchAvailable(fctx, c.consumer, c.o.BatchSize, c.o.MaxWait)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil
@@ -151,7 +165,19 @@ func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	return len(msgs), c.handle(ctx, msgs)
+	if c.o.Hold != nil && !c.o.Hold() {
+		for _, m := range msgs {
+			_ = m.Nak()
+		}
+		c.o.Metrics.Add(c.durable, OutcomeNacked, len(msgs))
+		return len(msgs), nil
+	}
+	if c.o.FinishBatch > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), c.o.FinishBatch)
+		defer cancel()
+	}
+	return len(msgs), c.handle(hctx, msgs)
 }
 
 // kept is a message Screen kept, with its item.

@@ -245,6 +245,45 @@ func TestABatchWhoseApplyFailedIsDeliveredAgainAndAppliedOnce(t *testing.T) {
 	}
 }
 
+func TestABatchFetchedWithoutHoldGoesBackToJetStream(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	p := newPublisher(t, b)
+	publishPayment(t, p, 1, "pay_1")
+	publishPayment(t, p, 2, "pay_2")
+	c, err := EnsurePullConsumer(context.Background(), b.js, paymentsSpec("hold-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHandler()
+	var held atomic.Bool
+	bc, err := NewBatchConsumer(c, "hold-test", h, BatchOptions{Logger: testLogger(), Hold: held.Load,
+		DeadLetter: func(context.Context, string, jetstream.Msg, error) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := bc.Step(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("step without the hold: %d messages, err %v; want 2", n, err)
+	}
+	if got := h.applies.Load(); got != 0 {
+		t.Fatalf("%d Apply calls without the hold", got)
+	}
+	held.Store(true)
+	testkit.WaitFor(t, waitTimeout, waitEvery, func() error {
+		if _, err := bc.Step(context.Background()); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if len(h.applied) != 2 {
+			return fmt.Errorf("applied %v", h.applied)
+		}
+		return nil
+	})
+	h.waitApplied(t, "pay_1", "pay_2")
+}
+
 func TestAMessageWhoseDeadLetterCannotBeStoredIsKeptUntilItIs(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)

@@ -4,8 +4,7 @@
 //     DEADLETTER, created or updated idempotently by every service at start.
 //   - ConsumerSpec and EnsurePullConsumer: durable pull consumers created up front, shared by
 //     every replica of a service.
-//   - BatchConsumer: the consumer loop of the projection runners and the pool (the
-//     webhook-dispatcher's partitions keep their own for now; docs/ARCHITECTURE.md). It fetches what is available
+//   - BatchConsumer: the one consumer loop of the platform. It fetches what is available
 //     (FetchAvailable), lets a BatchHandler screen the batch (decode, validate, look things up
 //     once per batch) and apply it in one transaction, then settles: acknowledges what was
 //     applied or skipped, dead-letters one by one, with the reason, what can never be

@@ -48,234 +48,162 @@ func catalogueFilters(family string) (filters []string, whole bool) {
 	return filters, whole
 }
 
-// Consumer turns the messages of one durable consumer into deliveries.
+// Consumer turns the messages of one partition's durable consumer into deliveries, through a
+// bus.BatchConsumer.
 type Consumer struct {
-	d         *app.Dispatcher
-	dl        *bus.DeadLetterer
+	h         *deliveryHandler
 	consumer  jetstream.Consumer
 	durable   string
-	partition int
 	log       *slog.Logger
 	metrics   *bus.ConsumerMetrics
-	held      func() bool
-	batch     int
+	batchSize int
 	maxWait   time.Duration
 }
 
 // NewConsumer returns the Consumer of the durable consumer of partition p of EventsStream.
 func NewConsumer(d *app.Dispatcher, dl *bus.DeadLetterer, consumer jetstream.Consumer, p int, log *slog.Logger,
 	metrics *bus.ConsumerMetrics) *Consumer {
-	durable := PartitionConsumer(p).Durable
-	return &Consumer{d: d, dl: dl, consumer: consumer, durable: durable, partition: p, log: log.With("consumer", durable),
-		metrics: metrics, batch: 100, maxWait: time.Second}
+	return &Consumer{h: &deliveryHandler{d: d, dl: dl, partition: p}, consumer: consumer,
+		durable: PartitionConsumer(p).Durable, log: log, metrics: metrics, batchSize: 100, maxWait: time.Second}
 }
 
 // Run fetches and handles batches until ctx ends, each batch only while held reports the
 // partition's lease held (a batch fetched when it no longer holds goes back to JetStream for
 // the partition's next owner).
+//
+// A fetch and the batch it brought are finished even when the partition is given back
+// meanwhile (ctx ends), within batchTimeout: a pull cancelled while the server sends leaves the
+// messages in flight unacknowledged until their AckWait, and a batch cancelled halfway could
+// have its deliveries committed without being enqueued (left to the recovery pass) or its
+// messages nak'd for a later redelivery; either way the partition's next owner would deliver
+// the company's later events first.
 func (c *Consumer) Run(ctx context.Context, held func() bool) error {
-	c.held = held
-	for ctx.Err() == nil {
-		if err := c.step(ctx); err != nil && ctx.Err() == nil {
-			c.log.Error("webhook consumer batch failed; messages will be redelivered", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Consumer) step(ctx context.Context) error {
-	// The fetch is not cancelled when the partition is given back (ctx ends): a pull cancelled
-	// while the server sends leaves the messages in flight unacknowledged until their AckWait,
-	// and the partition's next owner would meanwhile deliver the company's later events first.
-	// It lasts at most maxWait and its linger; what it brings is handled or nak'd below.
-	msgs, err := bus.FetchAvailable(context.WithoutCancel(ctx), c.consumer, c.batch, c.maxWait)
+	bc, err := bus.NewBatchConsumer[domain.NewDelivery](c.consumer, c.durable, c.h, bus.BatchOptions{
+		BatchSize: c.batchSize, MaxWait: c.maxWait, DeadLetter: c.h.deadLetter, Hold: held,
+		FinishBatch: batchTimeout, Logger: c.log, Metrics: c.metrics})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
 		return err
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	if c.held != nil && !c.held() {
-		for _, m := range msgs {
-			_ = m.Nak()
-		}
-		c.metrics.Add(c.durable, bus.OutcomeNacked, len(msgs))
-		return nil
-	}
-	// A fetched batch is finished even when the partition is given back meanwhile (ctx ends):
-	// cancelled halfway, its deliveries could be committed without being enqueued (left to the
-	// recovery pass) or its messages nak'd for a later redelivery, and either way the
-	// partition's next owner would deliver the company's later events first.
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-	defer cancel()
-	return c.handle(bctx, msgs)
+	return bc.Run(ctx)
 }
 
 // batchTimeout bounds the handling of one fetched batch (its lookups and its insert), which
 // the partition's cancellation does not interrupt.
 const batchTimeout = 5 * time.Second
 
-// handle turns a batch into deliveries. Events outside the catalogue are acknowledged without
-// being decoded; those of a company and environment with no enabled endpoint (looked up once
-// per batch, so an endpoint configured before the lookup gets them) are only decoded and
-// validated (a bad one is dead-lettered), neither rendered nor stored: they would create no
-// delivery. The others are decoded, rendered and created in one statement.
-func (c *Consumer) handle(ctx context.Context, msgs []jetstream.Msg) error {
-	candidates, targets, err := c.screen(ctx, msgs)
-	if err != nil {
-		return err
+// deliveryHandler is the bus.BatchHandler of a partition: its items are the deliveries to
+// create.
+type deliveryHandler struct {
+	d         *app.Dispatcher
+	dl        *bus.DeadLetterer
+	partition int
+}
+
+// Screen decides what each message of a batch makes. Events outside the catalogue are skipped
+// without being decoded; those of a company and environment with no enabled endpoint (looked
+// up once per batch, so an endpoint configured before the lookup gets them) are only decoded
+// and validated (a bad one is rejected), neither rendered nor stored: they would create no
+// delivery. The others are decoded and rendered into the deliveries Apply creates.
+func (h *deliveryHandler) Screen(ctx context.Context, msgs []jetstream.Msg) ([]bus.Verdict[domain.NewDelivery], error) {
+	out := make([]bus.Verdict[domain.NewDelivery], len(msgs))
+	targets := make([]*domain.Target, len(msgs))
+	var unique []domain.Target
+	seen := map[domain.Target]bool{}
+	for i, m := range msgs {
+		t, v := screenSubject(m)
+		if t == nil {
+			out[i] = v
+			continue
+		}
+		targets[i] = t
+		if !seen[*t] {
+			seen[*t] = true
+			unique = append(unique, *t)
+		}
 	}
-	deliverable, err := c.d.Deliverable(ctx, uniqueTargets(targets))
+	deliverable, err := h.d.Deliverable(ctx, unique)
 	if err != nil {
-		nakAll(candidates)
-		return err
+		return nil, err
 	}
-	var (
-		news []domain.NewDelivery
-		good []jetstream.Msg
-	)
-	for i, m := range candidates {
-		if !deliverable[targets[i]] {
+	for i, m := range msgs {
+		switch {
+		case targets[i] == nil:
+		case !deliverable[*targets[i]]:
 			// No delivery to make, but a bad event still goes to the dead-letter stream, where
 			// operators see it whether or not its company listens: decoding and validating are
 			// cheap, the payload rendering and the insert skipped here are not.
 			if _, _, err := events.Decode(OriginalSubject(m.Subject()), m.Headers().Get("Content-Type"), m.Data()); err != nil {
-				if err := c.deadLetter(ctx, m, err); err != nil {
-					nakAll(append(good, candidates[i:]...))
-					return err
-				}
-				continue
+				out[i] = bus.Reject[domain.NewDelivery](err)
+			} else {
+				out[i] = bus.Skip[domain.NewDelivery]()
 			}
-			c.ack(m)
-			continue
-		}
-		n, deliver, err := toDelivery(m)
-		switch {
-		case err != nil:
-			if err := c.deadLetter(ctx, m, err); err != nil {
-				nakAll(append(good, candidates[i:]...))
-				return err
-			}
-		case !deliver:
-			c.ack(m)
 		default:
-			news = append(news, n)
-			good = append(good, m)
+			out[i] = toDelivery(m)
 		}
 	}
-	claims, err := c.d.Create(ctx, news)
+	return out, nil
+}
+
+// screenSubject reads the subject of m only. It skips the events that are no webhook event
+// (outside the catalogue, or of a type this binary does not know, which the family wildcard
+// brings too) and rejects those with a malformed subject (returning a nil target); for the
+// others it returns their company and environment.
+func screenSubject(m jetstream.Msg) (*domain.Target, bus.Verdict[domain.NewDelivery]) {
+	parts, err := events.ParseSubject(OriginalSubject(m.Subject()))
+	switch {
+	case errors.Is(err, events.ErrUnknownType):
+		return nil, bus.Skip[domain.NewDelivery]()
+	case err != nil:
+		return nil, bus.Reject[domain.NewDelivery](fmt.Errorf("%w: %w", events.ErrUndecodable, err))
+	}
+	if spec, _ := events.Lookup(parts.Type); !spec.Catalogue {
+		return nil, bus.Skip[domain.NewDelivery]()
+	}
+	return &domain.Target{CompanyID: parts.CompanyID, Environment: parts.Env}, bus.Verdict[domain.NewDelivery]{}
+}
+
+// Apply creates the batch's deliveries in one statement and hands those it created to the
+// partition's senders.
+func (h *deliveryHandler) Apply(ctx context.Context, news []domain.NewDelivery) error {
+	claims, err := h.d.Create(ctx, news)
 	if err != nil {
-		nakAll(good)
 		return err
 	}
-	for _, m := range good {
-		if err := m.Ack(); err != nil {
-			// The deliveries are committed; a redelivery finds them and creates nothing.
-			c.log.Warn("ack failed after commit", "subject", m.Subject(), "err", err)
-		}
-	}
-	c.metrics.Add(c.durable, bus.OutcomeAcked, len(good))
-	c.d.EnqueueFrom(ctx, c.partition, claims)
+	h.d.EnqueueFrom(ctx, h.partition, claims)
 	return nil
 }
 
-// screen reads the subjects of msgs only. It acknowledges the events that are no webhook event
-// (outside the catalogue, or of a type this binary does not know, which the family wildcard
-// brings too), dead-letters those with a malformed subject, and returns the others with the
-// company and environment of each.
-func (c *Consumer) screen(ctx context.Context, msgs []jetstream.Msg) ([]jetstream.Msg, []domain.Target, error) {
-	var (
-		kept    []jetstream.Msg
-		targets []domain.Target
-	)
-	for i, m := range msgs {
-		parts, err := events.ParseSubject(OriginalSubject(m.Subject()))
-		switch {
-		case errors.Is(err, events.ErrUnknownType):
-			c.ack(m)
-		case err != nil:
-			if err := c.deadLetter(ctx, m, fmt.Errorf("%w: %w", events.ErrUndecodable, err)); err != nil {
-				nakAll(append(kept, msgs[i:]...))
-				return nil, nil, err
-			}
-		default:
-			if spec, _ := events.Lookup(parts.Type); !spec.Catalogue {
-				c.ack(m)
-				continue
-			}
-			kept = append(kept, m)
-			targets = append(targets, domain.Target{CompanyID: parts.CompanyID, Environment: parts.Env})
-		}
-	}
-	return kept, targets, nil
-}
-
-func uniqueTargets(targets []domain.Target) []domain.Target {
-	seen := make(map[domain.Target]bool, len(targets))
-	var out []domain.Target
-	for _, t := range targets {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// toDelivery decodes a bus message; deliver is false for an event outside the catalogue.
-func toDelivery(m jetstream.Msg) (domain.NewDelivery, bool, error) {
+// toDelivery decodes a bus message into the delivery it makes: skipped for an event outside
+// the catalogue, rejected when it cannot be decoded or rendered.
+func toDelivery(m jetstream.Msg) bus.Verdict[domain.NewDelivery] {
 	msg, spec, err := events.Decode(OriginalSubject(m.Subject()), m.Headers().Get("Content-Type"), m.Data())
 	if err != nil {
-		return domain.NewDelivery{}, false, err
+		return bus.Reject[domain.NewDelivery](err)
 	}
 	if !spec.Catalogue {
-		return domain.NewDelivery{}, false, nil
+		return bus.Skip[domain.NewDelivery]()
 	}
 	meta := events.Meta(msg)
 	id, err := uuid.Parse(meta.GetEventId())
 	if err != nil {
-		return domain.NewDelivery{}, false, fmt.Errorf("%w: event id %q", events.ErrInvalid, meta.GetEventId())
+		return bus.Reject[domain.NewDelivery](fmt.Errorf("%w: event id %q", events.ErrInvalid, meta.GetEventId()))
 	}
 	payload, err := domain.Payload(spec.Type, meta.GetOccurredAt().AsTime(), msg)
 	if err != nil {
-		return domain.NewDelivery{}, false, bus.Permanent(err)
+		return bus.Reject[domain.NewDelivery](bus.Permanent(err))
 	}
-	return domain.NewDelivery{EventID: id, EventType: spec.Type, CompanyID: meta.GetCompanyId(),
-		Environment: meta.GetEnvironment(), Payload: payload}, true, nil
+	return bus.Apply(domain.NewDelivery{EventID: id, EventType: spec.Type, CompanyID: meta.GetCompanyId(),
+		Environment: meta.GetEnvironment(), Payload: payload})
 }
 
 // deadLetter stores m in the dead-letter stream under the subject it was published on (a
 // re-drive republishes it there, to every consumer of its stream, which all skip what they
-// have applied).
-func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, reason error) error {
-	dl := bus.DeadLetter{Consumer: c.durable, Subject: OriginalSubject(m.Subject()), Header: m.Headers(), Data: m.Data(),
+// have applied). It has the shape of bus.DeadLetterFunc.
+func (h *deliveryHandler) deadLetter(ctx context.Context, consumer string, m jetstream.Msg, reason error) error {
+	dl := bus.DeadLetter{Consumer: consumer, Subject: OriginalSubject(m.Subject()), Header: m.Headers(), Data: m.Data(),
 		Reason: reason}
 	if md, err := m.Metadata(); err == nil {
 		dl.Stream, dl.Sequence = md.Stream, md.Sequence.Stream
 	}
-	if err := c.dl.Send(ctx, dl); err != nil {
-		return fmt.Errorf("dead-lettering %s: %w", m.Subject(), err)
-	}
-	c.log.Warn("message dead-lettered", "subject", dl.Subject, "reason", reason)
-	c.metrics.Add(c.durable, bus.OutcomeDeadLettered, 1)
-	return m.Ack()
-}
-
-// ack acknowledges a message that makes no delivery (no endpoint, not a webhook event).
-func (c *Consumer) ack(m jetstream.Msg) {
-	_ = m.Ack()
-	c.metrics.Add(c.durable, bus.OutcomeAcked, 1)
-}
-
-func nakAll(msgs []jetstream.Msg) {
-	for _, m := range msgs {
-		_ = m.NakWithDelay(time.Second)
-	}
+	return h.dl.Send(ctx, dl)
 }
