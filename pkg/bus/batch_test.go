@@ -326,3 +326,53 @@ func TestABatchConsumerNeedsADeadLetterFunction(t *testing.T) {
 		t.Error("a batch consumer without a dead-letter function was created")
 	}
 }
+
+// stallingHandler is a testHandler whose Apply waits for release and fails if its context has
+// ended meanwhile, as a transaction cancelled halfway would.
+type stallingHandler struct {
+	*testHandler
+	started, release chan struct{}
+}
+
+func (h *stallingHandler) Apply(ctx context.Context, ids []string) error {
+	close(h.started)
+	<-h.release
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return h.testHandler.Apply(ctx, ids)
+}
+
+// With FinishBatch, a batch fetched before Run's context ends is still applied and
+// acknowledged: a partition given back halfway through a batch would otherwise leave its
+// messages to a redelivery after later ones.
+func TestABatchUnderwayFinishesAfterTheConsumerIsStopped(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	p := newPublisher(t, b)
+	publishPayment(t, p, 1, "pay_1")
+	c, err := EnsurePullConsumer(context.Background(), b.js, paymentsSpec("finish-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &stallingHandler{testHandler: newTestHandler(), started: make(chan struct{}), release: make(chan struct{})}
+	bc, err := NewBatchConsumer(c, "finish-test", BatchHandler[string](h), BatchOptions{Logger: testLogger(),
+		FinishBatch: waitTimeout, DeadLetter: func(context.Context, string, jetstream.Msg, error) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := bc.Step(ctx)
+		done <- err
+	}()
+	<-h.started
+	cancel()
+	close(h.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the step stopped halfway: %v", err)
+	}
+	h.waitApplied(t, "pay_1")
+	waitAllAcked(t, b.js, "PAYMENTS", "finish-test", 1)
+}
