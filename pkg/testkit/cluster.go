@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/payplat/platform/pkg/pglocal"
 )
 
 var (
@@ -17,24 +17,8 @@ var (
 	clusterCtl string
 )
 
-// PostgresBinDir finds the directory of the machine's initdb and pg_ctl: PG_BINDIR, then PATH,
-// then /usr/lib/postgresql/<newest>/bin.
-func PostgresBinDir() (string, error) {
-	if d := os.Getenv("PG_BINDIR"); d != "" {
-		return d, nil
-	}
-	if p, err := exec.LookPath("initdb"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Dir(real), nil
-		}
-		return filepath.Dir(p), nil
-	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) == 0 {
-		return "", fmt.Errorf("initdb not found: install PostgreSQL or set DATABASE_URL")
-	}
-	return filepath.Dir(matches[len(matches)-1]), nil
-}
+// PostgresBinDir finds the directory of the machine's initdb and pg_ctl (pglocal.BinDir).
+func PostgresBinDir() (string, error) { return pglocal.BinDir("") }
 
 // startTempCluster initialises and starts a throw-away PostgreSQL cluster on a free loopback
 // port with trust authentication. PostgreSQL refuses to run as root, so as root it runs as the
@@ -54,7 +38,7 @@ func startTempCluster() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cred, err := dropRootCredential(dir)
+	cred, err := pglocal.Credential(dir)
 	if err != nil {
 		return "", err
 	}
@@ -85,28 +69,10 @@ func stopTempCluster() {
 	if clusterDir == "" {
 		return
 	}
-	cred, _ := dropRootCredential(clusterDir)
+	cred, _ := pglocal.Credential(clusterDir)
 	cmd := exec.Command(clusterCtl, "-D", filepath.Join(clusterDir, "data"), "-m", "immediate", "stop")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	_ = cmd.Run()
 	_ = os.RemoveAll(clusterDir)
 	clusterDir = ""
-}
-
-// dropRootCredential returns the postgres user's credential when running as root (and hands
-// dir to it), nil otherwise.
-func dropRootCredential(dir string) (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("running as root and no postgres user to run PostgreSQL as: %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return nil, err
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/pglocal"
 )
 
 // Database is the name of the database the services share (one schema each).
@@ -133,11 +134,11 @@ func (p *LocalPostgres) prepare() error {
 		return err
 	}
 	var err error
-	if p.cred, err = postgresCredential(p.dir); err != nil {
-		return err
+	if p.cred, err = pglocal.Credential(p.dir); err != nil {
+		return fmt.Errorf("%w (DATA_DIR chooses the directory; DATABASE_URL uses a server of your own)", err)
 	}
-	if p.bin, err = PostgresBinDir(p.dataDir()); err != nil {
-		return err
+	if p.bin, err = pglocal.BinDir(p.dataDir()); err != nil {
+		return fmt.Errorf("%w, or set DATABASE_URL to a server of your own", err)
 	}
 	if _, err := os.Stat(filepath.Join(p.dataDir(), "PG_VERSION")); err == nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/payplat/platform/pkg/pglocal"
 	"github.com/payplat/platform/pkg/testkit"
 )
 
@@ -16,7 +17,7 @@ import (
 // the tests run as root (t.TempDir's parent is private to root).
 func pgTestDir(t *testing.T) string {
 	t.Helper()
-	if _, err := PostgresBinDir(""); err != nil {
+	if _, err := pglocal.BinDir(""); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err) // integration tests never skip silently in CI
 		}
@@ -121,32 +122,6 @@ func TestLocalPostgresReportsABusyPort(t *testing.T) {
 		t.Fatal("started a second server on a busy port")
 	}
 	t.Logf("error, as a developer sees it: %v", err)
-}
-
-func TestCheckReachable(t *testing.T) {
-	t.Parallel()
-	base := t.TempDir()
-	private := filepath.Join(base, "private")
-	inner := filepath.Join(private, "inner")
-	if err := os.MkdirAll(inner, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(private, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	const nobody = 65534
-	if err := checkReachable(filepath.Join(inner, "pg"), nobody, []uint32{nobody}); err == nil {
-		t.Fatal("a 0700 directory of another user reported reachable")
-	}
-	if err := os.Chmod(private, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkReachable(filepath.Join(inner, "pg"), uint32(os.Getuid()), nil); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func execSQL(t *testing.T, ctx context.Context, url, sql string) {

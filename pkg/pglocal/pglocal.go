@@ -1,4 +1,7 @@
-package devstack
+// Package pglocal finds and runs the machine's PostgreSQL for a cluster of our own: the dev
+// stack's (services/devstack) and the tests' (pkg/testkit). PostgreSQL refuses to run as root,
+// so as root the cluster runs as the postgres user, which must be able to reach its directory.
+package pglocal
 
 import (
 	"errors"
@@ -13,12 +16,11 @@ import (
 	"syscall"
 )
 
-// PostgresBinDir finds the directory of initdb and pg_ctl (the logic of pkg/testkit, which
-// keeps its own copy): PG_BINDIR; else, when dataDir holds a cluster, the Debian directory
+// BinDir finds the directory of initdb and pg_ctl: PG_BINDIR; else, when dataDir holds a cluster, the Debian directory
 // of its major version (/usr/lib/postgresql/<PG_VERSION>/bin), so that an upgrade of the
 // machine's default PostgreSQL does not strand it; else initdb on PATH; else the newest
 // /usr/lib/postgresql/<version>/bin.
-func PostgresBinDir(dataDir string) (string, error) {
+func BinDir(dataDir string) (string, error) {
 	if d := os.Getenv("PG_BINDIR"); d != "" {
 		return d, nil
 	}
@@ -36,7 +38,7 @@ func PostgresBinDir(dataDir string) (string, error) {
 	}
 	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(matches) == 0 {
-		return "", errors.New("PostgreSQL binaries (initdb, pg_ctl) not found: install PostgreSQL, set PG_BINDIR, or set DATABASE_URL")
+		return "", errors.New("PostgreSQL binaries (initdb, pg_ctl) not found: install PostgreSQL or set PG_BINDIR")
 	}
 	slices.SortFunc(matches, func(a, b string) int { return majorOf(a) - majorOf(b) })
 	return filepath.Dir(matches[len(matches)-1]), nil
@@ -48,10 +50,10 @@ func majorOf(initdb string) int {
 	return v
 }
 
-// postgresCredential returns nil unless running as root. PostgreSQL refuses to run as root, so
+// Credential returns nil unless running as root. PostgreSQL refuses to run as root, so
 // then it returns the postgres user's credential, gives dir to that user and checks that the
 // user can reach dir at all.
-func postgresCredential(dir string) (*syscall.Credential, error) {
+func Credential(dir string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -101,7 +103,7 @@ func checkReachable(dir string, uid uint32, groups []uint32) error {
 		}
 		if !can {
 			return fmt.Errorf("running as root, PostgreSQL runs as user postgres, which cannot enter %s (mode %s): "+
-				"use a DATA_DIR it can reach, chmod o+x that directory, or set DATABASE_URL", d, perm)
+				"use a directory it can reach, or chmod o+x that one", d, perm)
 		}
 		if d == filepath.Dir(d) {
 			return nil
