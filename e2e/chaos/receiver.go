@@ -22,10 +22,10 @@ type Hit struct {
 	Company    string
 	At         time.Time
 	Valid      bool // X-Webhook-Signature verified with the company's secret
-	Status     int  // what the receiver answered (0: it let the request time out, or the dispatcher had given up)
-	// Late: the request reached the receiver after the dispatcher had given up on it, or too
-	// close to its timeout for an answer to be surely seen (answerWithin).
-	Late bool
+	// Status is what the receiver answered; 0 when the dispatcher got no answer: the request
+	// was held past its timeout (drawn to time out, or taken up too late for an answer to be
+	// surely seen, answerWithin) or the dispatcher had given up before the answer.
+	Status int
 	// Age is how long after the dispatcher signed the request the receiver took it up.
 	Age time.Duration
 }
@@ -147,7 +147,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// The dispatcher gave up (its timeout) before any answer: it never sees one, records a
 		// failed attempt and tries again later, as at-least-once delivery must. The receiver
 		// processed it all the same; it is not an answer the dispatcher got.
-		h.Status, h.Late = 0, true
+		h.Status = 0
 	}
 	if h.Status != 0 {
 		w.WriteHeader(h.Status)

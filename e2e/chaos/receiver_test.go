@@ -59,8 +59,8 @@ func TestReceiverAnswersOnlyWhenTheDispatcherSurelyGetsTheAnswer(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("a fresh request: %v, %v; want 200", resp, err)
 	}
-	if h := hitOf(t, r, "fresh"); h.Status != http.StatusOK || h.Late {
-		t.Fatalf("a fresh request recorded as %+v; want status 200, not late", h)
+	if h := hitOf(t, r, "fresh"); h.Status != http.StatusOK {
+		t.Fatalf("a fresh request recorded as %+v; want status 200", h)
 	}
 
 	// Signed answerWithin and a bit ago: the dispatcher's own timeout (here what remains of it)
@@ -68,7 +68,7 @@ func TestReceiverAnswersOnlyWhenTheDispatcherSurelyGetsTheAnswer(t *testing.T) {
 	if resp, err := post(t, r, "late", answerWithin+100*time.Millisecond, dispatcherTimeout-answerWithin); err == nil {
 		t.Fatalf("a request taken up late was answered %d; want it held past the client's timeout", resp.StatusCode)
 	}
-	if h := hitOf(t, r, "late"); h.Status != 0 || !h.Late || h.Age < answerWithin {
-		t.Fatalf("a late request recorded as %+v; want status 0, late, its age over %s", h, answerWithin)
+	if h := hitOf(t, r, "late"); h.Status != 0 || h.Age < answerWithin {
+		t.Fatalf("a late request recorded as %+v; want status 0 (no answer), its age over %s", h, answerWithin)
 	}
 }
