@@ -1,11 +1,14 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+
+	"github.com/payplat/platform/services/ctl/adminapi"
 )
 
 func newCompaniesCreateCommand(g *globals) *cobra.Command {
@@ -14,13 +17,7 @@ func newCompaniesCreateCommand(g *globals) *cobra.Command {
 		Use:   "create --name NAME",
 		Short: "Create a company and print its four API keys (shown only once)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, err := g.admin()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := g.context(cmd)
-			defer cancel()
+		RunE: g.adminRun(func(ctx context.Context, cmd *cobra.Command, client *adminapi.Client) error {
 			if idempotencyKey == "" {
 				// Retries after a lost answer must not create a second company.
 				idempotencyKey = uuid.NewString()
@@ -41,7 +38,7 @@ func newCompaniesCreateCommand(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "  %s\t%s\n", t, created.Keys[t])
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&name, "name", "", "company name, 2 to 200 characters (required)")
 	cmd.Flags().StringVar(&idempotencyKey, "idempotency-key", "",

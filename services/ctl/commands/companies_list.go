@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/payplat/platform/services/ctl/adminapi"
 )
 
 func newCompaniesListCommand(g *globals) *cobra.Command {
@@ -12,13 +15,7 @@ func newCompaniesListCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List companies, newest first (keys are never shown)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, err := g.admin()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := g.context(cmd)
-			defer cancel()
+		RunE: g.adminRun(func(ctx context.Context, cmd *cobra.Command, client *adminapi.Client) error {
 			companies, err := client.ListCompanies(ctx)
 			if err != nil {
 				return fmt.Errorf("listing companies: %w", err)
@@ -32,6 +29,6 @@ func newCompaniesListCommand(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Name, c.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }

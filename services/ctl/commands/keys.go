@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+
+	"github.com/payplat/platform/services/ctl/adminapi"
 )
 
 func newKeysCommand(g *globals) *cobra.Command {
@@ -22,13 +25,7 @@ func newKeysRollCommand(g *globals) *cobra.Command {
 		Use:   "roll --company ID --type sk_test|sk_live|pk_test|pk_live",
 		Short: "Revoke a company's key of one type and print the new one (shown only once)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, err := g.admin()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := g.context(cmd)
-			defer cancel()
+		RunE: g.adminRun(func(ctx context.Context, cmd *cobra.Command, client *adminapi.Client) error {
 			key, err := client.RollKey(ctx, companyID, keyType, uuid.NewString())
 			if err != nil {
 				return fmt.Errorf("rolling key: %w", err)
@@ -40,7 +37,7 @@ func newKeysRollCommand(g *globals) *cobra.Command {
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", key.Type, key.Key)
 			return err
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&companyID, "company", "", "company id (required)")
 	cmd.Flags().StringVar(&keyType, "type", "", "key type: sk_test, sk_live, pk_test or pk_live (required)")

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
@@ -126,18 +125,7 @@ func TestProjectionsVerifyRebuildPayments(t *testing.T) {
 	now := time.Now().UTC()
 	pub := func(msg proto.Message) {
 		t.Helper()
-		subject, _ := events.SubjectFor(msg)
-		data, err := events.Marshal(msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := nats.NewMsg(subject)
-		m.Data = data
-		m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-		m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
+		svctest.Publish(t, js, svctest.EventMsg(t, msg))
 	}
 	meta := func() *commonv1.EventMeta {
 		return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.New(now), CompanyId: "c1", Environment: "test"}

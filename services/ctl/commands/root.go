@@ -70,6 +70,20 @@ func (g *globals) admin() (*adminapi.Client, error) {
 	return adminapi.New(url, token, g.opts.HTTPClient), nil
 }
 
+// adminRun is the RunE of a command of the admin API: run gets the client and a context bounded
+// by --timeout.
+func (g *globals) adminRun(run func(ctx context.Context, cmd *cobra.Command, client *adminapi.Client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		client, err := g.admin()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := g.context(cmd)
+		defer cancel()
+		return run(ctx, cmd, client)
+	}
+}
+
 func (g *globals) getenv(name string) string {
 	if g.opts.Getenv == nil {
 		return ""

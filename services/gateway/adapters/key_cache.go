@@ -16,13 +16,14 @@ import (
 // gateway drops the keys it remembers (core NATS; the message carries nothing secret).
 const KeysRevokedSubject = "gateway.api_keys.revoked"
 
-// KeyStore is the company repository's part that CachedKeys stands in front of.
-type KeyStore interface {
+// KeyRepository is the part of the company repository that holds API keys: what CachedKeys
+// reads keys through and writes rolls through (and, caching, is itself).
+type KeyRepository interface {
 	FindKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error)
 	ReplaceKey(ctx context.Context, key domain.APIKey) error
 }
 
-// CachedKeys remembers, for at most a TTL, the active keys the store found, so that a request
+// CachedKeys remembers, for at most a TTL, the active keys the repository found, so that a request
 // with a known key costs no database round trip. Only active keys are remembered: an unknown
 // or revoked key is looked up on every request.
 //
@@ -33,11 +34,11 @@ type KeyStore interface {
 // read, so a key revoked while it was being looked up is not remembered. The TTL bounds what a
 // lost announcement can cost.
 type CachedKeys struct {
-	store KeyStore
-	ttl   time.Duration
-	now   func() time.Time
-	nc    *nats.Conn
-	log   *slog.Logger
+	repo KeyRepository
+	ttl  time.Duration
+	now  func() time.Time
+	nc   *nats.Conn
+	log  *slog.Logger
 
 	mu    sync.RWMutex
 	epoch uint64 // counts forgets; a lookup stores its key only if none happened meanwhile
@@ -53,19 +54,19 @@ type cachedKey struct {
 // if none has expired the cache starts over.
 const maxCachedKeys = 100_000
 
-// NewCachedKeys returns store's keys cached for ttl (0 or less: no cache, every lookup goes to
-// the store). Until Connect, revocations are forgotten in this process only.
-func NewCachedKeys(store KeyStore, ttl time.Duration, log *slog.Logger) *CachedKeys {
+// NewCachedKeys returns repo's keys cached for ttl (0 or less: no cache, every lookup goes to
+// repo). Until Connect, revocations are forgotten in this process only.
+func NewCachedKeys(repo KeyRepository, ttl time.Duration, log *slog.Logger) *CachedKeys {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &CachedKeys{store: store, ttl: ttl, now: time.Now, log: log, keys: map[[32]byte]cachedKey{}}
+	return &CachedKeys{repo: repo, ttl: ttl, now: time.Now, log: log, keys: map[[32]byte]cachedKey{}}
 }
 
 // FindKeyByHash returns the key of hash, from the cache while it is fresh.
 func (c *CachedKeys) FindKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
 	if c.ttl <= 0 || len(hash) != 32 {
-		return c.store.FindKeyByHash(ctx, hash)
+		return c.repo.FindKeyByHash(ctx, hash)
 	}
 	h := [32]byte(hash)
 	c.mu.RLock()
@@ -75,7 +76,7 @@ func (c *CachedKeys) FindKeyByHash(ctx context.Context, hash []byte) (domain.API
 	if ok && c.now().Before(e.expires) {
 		return e.key, nil
 	}
-	key, err := c.store.FindKeyByHash(ctx, hash)
+	key, err := c.repo.FindKeyByHash(ctx, hash)
 	if err != nil || key.RevokedAt() != nil {
 		return key, err
 	}
@@ -103,10 +104,10 @@ func (c *CachedKeys) sweep() {
 	}
 }
 
-// ReplaceKey replaces the key in the store, then forgets every remembered key here and
+// ReplaceKey replaces the key in the repository, then forgets every remembered key here and
 // announces the revocation to the other gateways.
 func (c *CachedKeys) ReplaceKey(ctx context.Context, key domain.APIKey) error {
-	if err := c.store.ReplaceKey(ctx, key); err != nil {
+	if err := c.repo.ReplaceKey(ctx, key); err != nil {
 		return err
 	}
 	c.Forget()

@@ -12,7 +12,7 @@ import (
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
-// fakeKeys is a key store holding one key; lookups can be held up with block.
+// fakeKeys is a KeyRepository holding one key; lookups can be held up with block.
 type fakeKeys struct {
 	key     domain.APIKey
 	lookups atomic.Int64

@@ -47,7 +47,7 @@ func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, en
 	if err != nil {
 		return domain.PoolBalance{}, poolError(poolapi.SubjectUpdateSettings, err)
 	}
-	return domain.PoolBalance(b), nil
+	return b, nil
 }
 
 // SimulateDeposit records a simulated deposit in a test pool. A commandID makes it idempotent
@@ -63,19 +63,7 @@ func (c *PoolCommands) SimulateDeposit(ctx context.Context, company uuid.UUID, e
 	if err != nil {
 		return domain.PoolDeposit{}, poolError(poolapi.SubjectSimulateDeposit, err)
 	}
-	return domain.PoolDeposit{Transaction: poolTransaction(d.Transaction), Balance: domain.PoolBalance(d.Balance)}, nil
-}
-
-// poolTransaction is the gateway's view of a transaction the pool service answered.
-func poolTransaction(t poolapi.Transaction) domain.PoolTransaction {
-	out := domain.PoolTransaction{ID: t.ID.String(), Type: t.Type, Amount: t.Amount, BalanceBefore: t.BalanceBefore,
-		BalanceAfter: t.BalanceAfter, Status: t.Status, TxHash: t.TxHash, Description: t.Description,
-		CreatedAt: t.CreatedAt, ConfirmedAt: t.ConfirmedAt}
-	if t.Payment != nil {
-		p := domain.PoolPayment(*t.Payment)
-		out.Payment = &p
-	}
-	return out
+	return domain.PoolDeposit{Transaction: domain.PoolTransaction(d.Transaction), Balance: d.Balance}, nil
 }
 
 // poolError maps a command API error to the gateway's errors.

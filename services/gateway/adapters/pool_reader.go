@@ -13,6 +13,7 @@ import (
 
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/services/gateway/domain"
+	poolapi "github.com/payplat/platform/services/pool/api"
 )
 
 // PoolReader reads the pool service's read tables (schema pool: balances, movements),
@@ -33,12 +34,12 @@ func (r *PoolReader) Balance(ctx context.Context, company uuid.UUID, env domain.
 	err := r.db.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled FROM pool.balances
         WHERE company_id = $1 AND environment = $2`, company.String(), string(env)).Scan(&balance, &threshold, &auto)
 	if errors.Is(err, pgx.ErrNoRows) || isUndefinedTable(err) {
-		return domain.NewPoolBalance(money.Amount{}, domain.PoolDefaultLowThreshold, false), nil
+		return poolapi.NewBalance(money.Amount{}, domain.PoolDefaultLowThreshold, false), nil
 	}
 	if err != nil {
 		return domain.PoolBalance{}, fmt.Errorf("reading pool balance: %w", err)
 	}
-	return domain.NewPoolBalance(money.FromMicros(balance), money.FromMicros(threshold), auto), nil
+	return poolapi.NewBalance(money.FromMicros(balance), money.FromMicros(threshold), auto), nil
 }
 
 // countColumns are the balances columns holding the number of movements per type filter.
@@ -113,17 +114,15 @@ func readMovements(ctx context.Context, tx pgx.Tx, company, env string, f domain
 func scanPoolTransaction(row pgx.CollectableRow) (domain.PoolTransaction, error) {
 	var (
 		t                       domain.PoolTransaction
-		id                      uuid.UUID
 		amount, before, after   int64
 		paymentID, merchantName *string
 		paymentAmount           *int64
 		confirmedAt             *time.Time
 	)
-	if err := row.Scan(&id, &t.Type, &amount, &before, &after, &t.Status, &t.TxHash, &t.Description,
+	if err := row.Scan(&t.ID, &t.Type, &amount, &before, &after, &t.Status, &t.TxHash, &t.Description,
 		&paymentID, &paymentAmount, &merchantName, &t.CreatedAt, &confirmedAt); err != nil {
 		return t, err
 	}
-	t.ID = id.String()
 	t.Amount, t.BalanceBefore, t.BalanceAfter = money.FromMicros(amount), money.FromMicros(before), money.FromMicros(after)
 	t.CreatedAt = t.CreatedAt.UTC()
 	if confirmedAt != nil {

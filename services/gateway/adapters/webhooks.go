@@ -70,7 +70,7 @@ func (w *Webhooks) Configure(ctx context.Context, p domain.Principal, c domain.W
 	if err != nil {
 		return domain.WebhookConfig{}, webhookError(err)
 	}
-	return domain.WebhookConfig(r), nil
+	return r, nil
 }
 
 // Retry dispatches one of the caller's deliveries now and returns the updated entry.
@@ -83,7 +83,7 @@ func (w *Webhooks) Retry(ctx context.Context, p domain.Principal, logID uuid.UUI
 	if err != nil {
 		return domain.WebhookLogEntry{}, webhookError(err)
 	}
-	return domain.WebhookLogEntry(e), nil
+	return e, nil
 }
 
 // RunCron has the dispatcher process the due retries once.
@@ -95,7 +95,7 @@ func (w *Webhooks) RunCron(ctx context.Context) (domain.WebhookCronResult, error
 	if err != nil {
 		return domain.WebhookCronResult{}, webhookError(err)
 	}
-	return domain.WebhookCronResult(r), nil
+	return r, nil
 }
 
 // webhookError turns the dispatcher's error replies into the gateway's errors.

@@ -1,6 +1,10 @@
 package domain
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payplat/platform/pkg/validation"
+)
 
 // Sentinel errors of the gateway. The HTTP port maps each to a status and error code in one
 // place (ports/errors.go); code that adds an error here adds its mapping there.
@@ -17,21 +21,9 @@ var (
 	ErrForbidden = errors.New("forbidden")
 )
 
-// ValidationError reports an invalid input value. Field names the offending input as the client
-// spelled it (a JSON field or a query parameter), or is empty when no single field is to blame.
-type ValidationError struct {
-	Field   string
-	Message string
-}
+// ValidationError reports an input that cannot be accepted (the services share one, so that
+// every port maps it alike); Field names it as the client spelled it.
+type ValidationError = validation.Error
 
-func (e *ValidationError) Error() string {
-	if e.Field == "" {
-		return e.Message
-	}
-	return e.Field + ": " + e.Message
-}
-
-// Invalid returns a ValidationError for field.
-func Invalid(field, message string) error {
-	return &ValidationError{Field: field, Message: message}
-}
+// Invalid returns a *ValidationError saying why the value of field was refused.
+func Invalid(field, message string) error { return validation.Invalid(field, message) }

@@ -3,10 +3,10 @@ package domain
 import (
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
+	poolapi "github.com/payplat/platform/services/pool/api"
 	pooldomain "github.com/payplat/platform/services/pool/domain"
 )
 
@@ -18,65 +18,38 @@ var ErrPoolTestModeOnly = errors.New("this operation is only available with test
 // service's own default, which a pool without events has.
 var PoolDefaultLowThreshold = pooldomain.DefaultLowThreshold
 
-// PoolBalance is a company's treasury pool balance and settings (SPEC §2.5). The pool service's
-// reply (pool api.Balance) converts to it field for field.
-type PoolBalance struct {
-	Balance              money.Amount `json:"balance"`
-	Currency             string       `json:"currency"`
-	LowThreshold         money.Amount `json:"low_threshold"`
-	IsLow                bool         `json:"is_low"`
-	RemainingBeforeAlert money.Amount `json:"remaining_before_alert"`
-	AutoTopUpEnabled     bool         `json:"auto_top_up_enabled"`
-}
-
-// NewPoolBalance derives is_low and remaining_before_alert = max(balance − threshold, 0).
-func NewPoolBalance(balance, threshold money.Amount, autoTopUp bool) PoolBalance {
-	b := PoolBalance{Balance: balance, Currency: "USDC", LowThreshold: threshold,
-		IsLow: balance.Cmp(threshold) < 0, AutoTopUpEnabled: autoTopUp}
-	if rem, err := balance.Sub(threshold); err == nil && rem.IsPositive() {
-		b.RemainingBeforeAlert = rem
-	}
-	return b
-}
+// The gateway's API answers with what the pool service answers (SPEC §2.5, §2.6), so it speaks
+// the pool's contract types rather than copies of them that could drift.
+type (
+	// PoolBalance is a company's treasury pool balance and settings (SPEC §2.5).
+	PoolBalance = poolapi.Balance
+	// PoolPayment is the payment reference of a DEBIT or CREDIT.
+	PoolPayment = poolapi.Payment
+)
 
 // PoolTransactionTypes are the values of the type filter of the pool transactions list.
 var PoolTransactionTypes = []string{"DEPOSIT", "DEBIT", "CREDIT", "WITHDRAWAL"}
 
-// PoolPayment is the payment reference of a DEBIT or CREDIT.
-type PoolPayment struct {
-	PaymentID    string       `json:"payment_id"`
-	Amount       money.Amount `json:"amount"`
-	MerchantName string       `json:"merchant_name"`
-}
-
-// PoolTransaction is a pool movement (SPEC §2.6).
-type PoolTransaction struct {
-	ID            string       `json:"id"`
-	Type          string       `json:"type"`
-	Amount        money.Amount `json:"amount"`
-	BalanceBefore money.Amount `json:"balance_before"`
-	BalanceAfter  money.Amount `json:"balance_after"`
-	Status        string       `json:"status"`
-	TxHash        string       `json:"tx_hash"`
-	Description   string       `json:"description"`
-	Payment       *PoolPayment `json:"payment,omitempty"`
-	CreatedAt     time.Time    `json:"created_at"`
-	ConfirmedAt   *time.Time   `json:"confirmed_at"`
-}
+// PoolTransaction is a pool movement (SPEC §2.6): the pool's poolapi.Transaction, with a JSON
+// form of its own. It is a defined type rather than an alias because the pool service sends
+// its times at the database's precision, while the gateway's API writes every time in its one
+// format (UTC, milliseconds); moving MarshalJSON to the contract would change the pool's replies.
+type PoolTransaction poolapi.Transaction
 
 // MarshalJSON writes the transaction with its times in the API's one format (UTC, milliseconds).
 func (t PoolTransaction) MarshalJSON() ([]byte, error) {
-	type fields PoolTransaction // without this method
 	var confirmed *string
 	if t.ConfirmedAt != nil {
 		s := events.FormatTime(*t.ConfirmedAt)
 		confirmed = &s
 	}
+	// The outer fields, shallower, hide the embedded times; poolapi.Transaction has no
+	// MarshalJSON of its own, so the rest keeps its fields and their order.
 	return json.Marshal(struct {
-		fields
+		poolapi.Transaction
 		CreatedAt   string  `json:"created_at"`
 		ConfirmedAt *string `json:"confirmed_at"`
-	}{fields(t), events.FormatTime(t.CreatedAt), confirmed})
+	}{poolapi.Transaction(t), events.FormatTime(t.CreatedAt), confirmed})
 }
 
 // PoolTransactionFilter selects a page of pool transactions, newest first.

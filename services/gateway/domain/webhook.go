@@ -3,6 +3,8 @@ package domain
 import (
 	"errors"
 	"fmt"
+
+	webhookapi "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
 // Errors of the webhook endpoints beyond the shared ones (the error table of ports/errors.go maps them).
@@ -35,22 +37,6 @@ type WebhookLogFilter struct {
 	Limit     int
 }
 
-// WebhookLogEntry is a delivery log entry (SPEC 2.8), times already in ISO 8601 UTC. A manual
-// retry's reply (webhook-dispatcher api.LogEntry) converts to it field for field.
-type WebhookLogEntry struct {
-	ID             string  `json:"id"`
-	EventID        string  `json:"event_id"`
-	EventType      string  `json:"event_type"`
-	Status         string  `json:"status"`
-	Attempts       int     `json:"attempts"`
-	LastAttemptAt  *string `json:"last_attempt_at"`
-	NextRetryAt    *string `json:"next_retry_at"`
-	ResponseStatus *int    `json:"response_status"`
-	ResponseBody   *string `json:"response_body"`
-	ErrorMessage   *string `json:"error_message"`
-	CreatedAt      string  `json:"created_at"`
-}
-
 // WebhookConfigChange is a change of the webhook endpoint; nil fields stay as they are.
 type WebhookConfigChange struct {
 	URL        *string
@@ -58,22 +44,15 @@ type WebhookConfigChange struct {
 	RollSecret bool
 }
 
-// WebhookConfig is the endpoint after a change. Secret is set only when the change created it
-// (a roll, or the first configuration), and is never readable again. The dispatcher's reply
-// (webhook-dispatcher api.ConfigReply) converts to it field for field.
-type WebhookConfig struct {
-	URL           string `json:"url"`
-	Enabled       bool   `json:"enabled"`
-	Secret        string `json:"secret,omitempty"`
-	SecretVersion int    `json:"secret_version"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
-}
-
-// WebhookCronResult counts one cron run's attempts (webhook-dispatcher api.CronReply converts to
-// it field for field).
-type WebhookCronResult struct {
-	TotalProcessed int `json:"total_processed"`
-	Successful     int `json:"successful"`
-	Failed         int `json:"failed"`
-}
+// The gateway's API answers with what the webhook-dispatcher answers, so it speaks the
+// dispatcher's contract types rather than copies of them that could drift. The gateway's own
+// reads of the delivery log fill the same LogEntry.
+type (
+	// WebhookLogEntry is a delivery log entry (SPEC 2.8), times already in ISO 8601 UTC.
+	WebhookLogEntry = webhookapi.LogEntry
+	// WebhookConfig is the endpoint after a change. Secret is set only when the change created
+	// it (a roll, or the first configuration), and is never readable again.
+	WebhookConfig = webhookapi.ConfigReply
+	// WebhookCronResult counts one cron run's attempts.
+	WebhookCronResult = webhookapi.CronReply
+)

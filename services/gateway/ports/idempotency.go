@@ -14,8 +14,8 @@ import (
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
-// IdempotencyStore keeps Idempotency-Keys per caller scope with the first response to each.
-type IdempotencyStore interface {
+// IdempotencyRepository keeps Idempotency-Keys per caller scope with the first response to each.
+type IdempotencyRepository interface {
 	// Begin claims key for a request with fingerprint: it returns an owner token when the caller
 	// now holds the key and must run the request, or the record of the key's earlier use.
 	Begin(ctx context.Context, scope, key string, fingerprint []byte) (uuid.UUID, *domain.IdempotencyRecord, error)

@@ -227,10 +227,10 @@ func TestIdempotencyKeyFormat(t *testing.T) {
 	}
 }
 
-// flakyIdempotency is the real store with the database failing the first releases and stores of
+// flakyIdempotency is the real repository with the database failing the first releases and stores of
 // claims, as while PostgreSQL restarts.
 type flakyIdempotency struct {
-	ports.IdempotencyStore
+	ports.IdempotencyRepository
 	failReleases, failCompletes atomic.Int32
 }
 
@@ -238,14 +238,14 @@ func (f *flakyIdempotency) Release(ctx context.Context, scope, key string, owner
 	if f.failReleases.Add(-1) >= 0 {
 		return errors.New("releasing idempotency key: unexpected EOF")
 	}
-	return f.IdempotencyStore.Release(ctx, scope, key, owner)
+	return f.IdempotencyRepository.Release(ctx, scope, key, owner)
 }
 
 func (f *flakyIdempotency) Complete(ctx context.Context, scope, key string, owner uuid.UUID, resp domain.StoredResponse) error {
 	if f.failCompletes.Add(-1) >= 0 {
 		return errors.New("storing idempotent response: connection refused")
 	}
-	return f.IdempotencyStore.Complete(ctx, scope, key, owner, resp)
+	return f.IdempotencyRepository.Complete(ctx, scope, key, owner, resp)
 }
 
 // Defect found by the chaos check (PostgreSQL stopped mid-request): the release of a key after a
@@ -258,8 +258,8 @@ func TestKeyIsSettledOnceTheDatabaseIsBackDefectStuckKeyAfterFailedRelease(t *te
 	flaky := &flakyIdempotency{}
 	flaky.failReleases.Store(3)
 	flaky.failCompletes.Store(2)
-	g := newGateway(t, withAPIOption(service.WithIdempotencyDecorator(func(s ports.IdempotencyStore) ports.IdempotencyStore {
-		flaky.IdempotencyStore = s
+	g := newGateway(t, withAPIOption(service.WithIdempotencyDecorator(func(s ports.IdempotencyRepository) ports.IdempotencyRepository {
+		flaky.IdempotencyRepository = s
 		return flaky
 	})), withRoutes(func(s *ports.Server) {
 		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) {

@@ -14,12 +14,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -130,20 +128,7 @@ func (s *merchantStack) confirmPayment(company company, env, merchantID, wallet,
 
 func (s *merchantStack) publish(msg proto.Message) {
 	s.t.Helper()
-	subject, err := events.SubjectFor(msg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	m := nats.NewMsg(subject)
-	m.Data = data
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
-	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
-		s.t.Fatal(err)
-	}
+	svctest.Publish(s.t, s.js, svctest.EventMsg(s.t, msg))
 }
 
 // merchantJSONKeys returns the keys of a JSON object, sorted.

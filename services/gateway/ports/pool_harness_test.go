@@ -1,18 +1,15 @@
 package ports_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -44,20 +41,7 @@ func newPoolStack(t *testing.T) *poolStack {
 // Nats-Msg-Id = event id.
 func (s *poolStack) publishFact(msg proto.Message) {
 	s.t.Helper()
-	subject, err := events.SubjectFor(msg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: data}
-	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
-	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
-		s.t.Fatal(err)
-	}
+	svctest.Publish(s.t, s.js, svctest.EventMsg(s.t, msg))
 }
 
 func factMeta(companyID, env string) *commonv1.EventMeta {

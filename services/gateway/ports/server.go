@@ -19,7 +19,7 @@ import (
 type Deps struct {
 	// App is every use case the handlers call.
 	App         app.Application
-	Idempotency IdempotencyStore
+	Idempotency IdempotencyRepository
 	Logger      *slog.Logger
 	// Registry receives the HTTP metrics; the health listener's /metrics exposes it.
 	Registry *prometheus.Registry
@@ -43,7 +43,7 @@ const DefaultRequestTimeout = 30 * time.Second
 // Server is the gateway's HTTP handler.
 type Server struct {
 	app     app.Application
-	idem    IdempotencyStore
+	idem    IdempotencyRepository
 	log     *slog.Logger
 	admin   bearerSecret
 	cron    bearerSecret

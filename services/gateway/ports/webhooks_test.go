@@ -1,7 +1,6 @@
 package ports_test
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -16,12 +15,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
@@ -82,20 +79,7 @@ func newWebhookStackWith(t *testing.T, env map[string]string) *webhookStack {
 // publishEvent puts an event on the bus as the internal publishers do.
 func (st *webhookStack) publishEvent(msg proto.Message) {
 	st.t.Helper()
-	subject, err := events.SubjectFor(msg)
-	if err != nil {
-		st.t.Fatal(err)
-	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		st.t.Fatal(err)
-	}
-	m := nats.NewMsg(subject)
-	m.Data = data
-	m.Header.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
-	if _, err := st.js.PublishMsg(context.Background(), m); err != nil {
-		st.t.Fatal(err)
-	}
+	svctest.Publish(st.t, st.js, svctest.EventMsg(st.t, msg))
 }
 
 func webhookPaymentCreated(companyID, env string) proto.Message {

@@ -44,7 +44,7 @@ type Service struct {
 	api      *ports.Server
 	dash     *dashboard.Dashboard
 	keys     *adapters.CachedKeys
-	idem     *adapters.IdempotencyStore
+	idem     *adapters.IdempotencyRepository
 	server   *http.Server
 	listener net.Listener
 	health   *health.Server
@@ -121,7 +121,7 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 		"nats":     health.NATSCheck(s.nc),
 		"streams":  health.StreamsCheck(s.js, bus.StreamNames()...),
 	}
-	s.idem = adapters.NewIdempotencyStore(s.db, []byte(s.cfg.IdempotencySecret), s.cfg.IdempotencyLease,
+	s.idem = adapters.NewIdempotencyRepository(s.db, []byte(s.cfg.IdempotencySecret), s.cfg.IdempotencyLease,
 		s.cfg.IdempotencyRetention)
 	api, dash, err := newAPI(s.cfg, s.db, s.nc, s.keys, s.idem, checks, s.log, reg)
 	if err != nil {
@@ -156,7 +156,7 @@ func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *s
 	if err := cfg.checkSecrets(); err != nil {
 		return nil, err
 	}
-	var idem ports.IdempotencyStore = adapters.NewIdempotencyStore(db, []byte(cfg.IdempotencySecret),
+	var idem ports.IdempotencyRepository = adapters.NewIdempotencyRepository(db, []byte(cfg.IdempotencySecret),
 		cfg.IdempotencyLease, cfg.IdempotencyRetention)
 	for _, o := range opts {
 		idem = o.wrapIdempotency(idem)
@@ -168,16 +168,16 @@ func NewAPI(cfg Config, db *pgxpool.Pool, checks map[string]health.Check, log *s
 
 // APIOption adjusts NewAPI.
 type APIOption struct {
-	wrapIdempotency func(ports.IdempotencyStore) ports.IdempotencyStore
+	wrapIdempotency func(ports.IdempotencyRepository) ports.IdempotencyRepository
 }
 
-// WithIdempotencyDecorator wraps the Idempotency-Key store (tests inject database failures
-// around the real store with it).
-func WithIdempotencyDecorator(wrap func(ports.IdempotencyStore) ports.IdempotencyStore) APIOption {
+// WithIdempotencyDecorator wraps the Idempotency-Key repository (tests inject database
+// failures around the real repository with it).
+func WithIdempotencyDecorator(wrap func(ports.IdempotencyRepository) ports.IdempotencyRepository) APIOption {
 	return APIOption{wrapIdempotency: wrap}
 }
 
-func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem ports.IdempotencyStore,
+func newAPI(cfg Config, db *pgxpool.Pool, nc *nats.Conn, keys *adapters.CachedKeys, idem ports.IdempotencyRepository,
 	checks map[string]health.Check, log *slog.Logger, reg *prometheus.Registry) (*ports.Server, *dashboard.Dashboard, error) {
 	svcs := services{merchants: adapters.NewMerchants(db, nc), webhooks: adapters.NewWebhooks(db, nc),
 		pool: adapters.NewPool(db, nc), payments: adapters.NewPayments(db, nc, cfg.PublishTimeout)}

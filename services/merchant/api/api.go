@@ -9,6 +9,8 @@ package api
 
 import (
 	"time"
+
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // Service identity in `nats micro ls`.
@@ -38,7 +40,7 @@ const (
 	CodeStatusLocked       = "MERCHANT_STATUS_LOCKED"      // 403
 	CodeWalletUnavailable  = "WALLET_PROVIDER_UNAVAILABLE" // 503
 	CodeInternal           = "INTERNAL"                    // 500
-	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"         // 503: no merchant service answered
+	CodeServiceUnavailable = natsx.CodeUnavailable         // 503: no merchant service answered
 )
 
 // HeaderRequestID carries the caller's request id, which becomes the events' correlation id.
@@ -97,16 +99,5 @@ type StatusReply struct {
 }
 
 // Error is an error reply: its code, a message for people, and the offending field of a
-// VALIDATION_ERROR.
-type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-func (e *Error) Error() string {
-	if e.Field != "" {
-		return e.Code + ": " + e.Field + ": " + e.Message
-	}
-	return e.Code + ": " + e.Message
-}
+// VALIDATION_ERROR. Every service's API answers errors in this one shape.
+type Error = natsx.Error

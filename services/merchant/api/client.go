@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,27 +48,13 @@ func (c *Client) GetStatus(ctx context.Context, requestID string, req GetStatusR
 // call sends req to endpoint and decodes the reply into out. Error replies come back as
 // *Error; no responder, a timeout or a closed connection as *Error with CodeServiceUnavailable.
 func (c *Client) call(ctx context.Context, endpoint, requestID string, req, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-		defer cancel()
+	timeout := DefaultTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
 	}
 	msg := nats.NewMsg(Subject(endpoint))
 	if requestID != "" {
 		msg.Header.Set(HeaderRequestID, requestID)
 	}
-	err := natsx.RequestJSON(ctx, c.nc, msg, req, out)
-	var r *natsx.ReplyError
-	switch {
-	case errors.Is(err, natsx.ErrUnavailable):
-		return &Error{Code: CodeServiceUnavailable, Message: err.Error()}
-	case errors.As(err, &r):
-		// The service puts its own error, code included, in the body.
-		e := &Error{}
-		if json.Unmarshal(r.Body, e) != nil || e.Code == "" {
-			e = &Error{Code: r.Code, Message: r.Description}
-		}
-		return e
-	}
-	return err
+	return natsx.Call(ctx, c.nc, msg, timeout, req, out)
 }

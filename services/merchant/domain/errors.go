@@ -1,6 +1,10 @@
 package domain
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payplat/platform/pkg/validation"
+)
 
 // Sentinel errors of the merchant domain. The NATS port maps each to an error code of the
 // command API (api.Code*) in one place.
@@ -18,18 +22,9 @@ var (
 	ErrDuplicateEntry = errors.New("ledger entry already recorded")
 )
 
-// ValidationError reports an invalid input; Field names it as the client spelled it.
-type ValidationError struct {
-	Field   string
-	Message string
-}
-
-func (e *ValidationError) Error() string {
-	if e.Field == "" {
-		return e.Message
-	}
-	return e.Field + ": " + e.Message
-}
+// ValidationError reports an input that cannot be accepted (the services share one, so that
+// every port maps it alike); Field names it as the client spelled it.
+type ValidationError = validation.Error
 
 // Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return &ValidationError{Field: field, Message: message} }
+func Invalid(field, message string) error { return validation.Invalid(field, message) }

@@ -8,13 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync"
+
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
 	"github.com/payplat/platform/services/merchant/app"
@@ -30,23 +31,10 @@ type Application struct {
 	MerchantStatus query.MerchantStatusHandler
 }
 
-// maxInFlight bounds the requests one replica handles at once. A micro endpoint calls its
-// handler from one goroutine, so the handlers hand each request to a goroutine of their own:
-// otherwise one slow wallet provisioning would hold up every other request of the replica.
-// Those goroutines answer on the request's reply subject with the connection itself (the
-// micro Request may only be used inside Handle), so `nats micro stats` counts the requests
-// but not their errors or processing time.
-const maxInFlight = 64
-
 // CommandServer is the merchant micro service.
 type CommandServer struct {
-	nc      *nats.Conn
-	app     Application
-	log     *slog.Logger
-	timeout time.Duration
-	service micro.Service
-	slots   chan struct{}
-	wg      sync.WaitGroup
+	*natsx.Server
+	app Application
 }
 
 // StartCommandServer registers the micro service "merchant" on nc with its endpoints in queue
@@ -58,102 +46,55 @@ func StartCommandServer(nc *nats.Conn, a Application, version string, timeout ti
 	if timeout <= 0 {
 		return nil, errors.New("merchant commands: the command timeout must be positive")
 	}
-	s := &CommandServer{nc: nc, app: a, log: log, timeout: timeout, slots: make(chan struct{}, maxInFlight)}
-	svc, err := micro.AddService(nc, micro.Config{Name: api.ServiceName, Version: version,
-		Description: "Merchant aggregate: create, status changes, status query", QueueGroup: api.QueueGroup})
+	s := &CommandServer{app: a}
+	endpoint := func(name string, h func(context.Context, micro.Request) (any, error)) natsx.Endpoint {
+		return natsx.Endpoint{Name: name, Subject: api.Subject(name), Handle: traced(h)}
+	}
+	srv, err := natsx.Serve(nc, natsx.ServerConfig{
+		Service: micro.Config{Name: api.ServiceName, Version: version, QueueGroup: api.QueueGroup,
+			Description: "Merchant aggregate: create, status changes, status query"},
+		Timeout: timeout, Errors: toAPIError, Log: log},
+		endpoint(api.EndpointCreate, s.create),
+		endpoint(api.EndpointSetStatus, s.setStatus(domain.ActorCompany)),
+		endpoint(api.EndpointAdminSetStatus, s.setStatus(domain.ActorPlatform)),
+		endpoint(api.EndpointGetStatus, s.getStatus))
 	if err != nil {
 		return nil, err
 	}
-	s.service = svc
-	g := svc.AddGroup(api.SubjectPrefix)
-	for name, h := range map[string]func(context.Context, micro.Request) (any, error){
-		api.EndpointCreate:         s.create,
-		api.EndpointSetStatus:      s.setStatus(domain.ActorCompany),
-		api.EndpointAdminSetStatus: s.setStatus(domain.ActorPlatform),
-		api.EndpointGetStatus:      s.getStatus,
-	} {
-		if err := g.AddEndpoint(name, s.handler(h)); err != nil {
-			_ = svc.Stop()
-			return nil, err
-		}
-	}
+	s.Server = srv
 	return s, nil
 }
 
-// Stop stops taking requests and waits for those in flight.
-func (s *CommandServer) Stop() error {
-	err := s.service.Stop()
-	s.wg.Wait()
-	return err
-}
-
-func (s *CommandServer) handler(h func(context.Context, micro.Request) (any, error)) micro.Handler {
-	return micro.HandlerFunc(func(req micro.Request) {
-		s.slots <- struct{}{}
-		s.wg.Add(1)
-		go func() {
-			defer func() { <-s.slots; s.wg.Done() }()
-			rid := req.Headers().Get(api.HeaderRequestID)
-			ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-			defer cancel()
-			ctx = adapters.WithTrace(ctx, adapters.Trace{CorrelationID: rid, CausationID: rid})
-			out, err := h(ctx, req)
-			if err != nil {
-				s.respondError(req, err)
-				return
-			}
-			data, err := json.Marshal(out)
-			if err != nil {
-				s.respondError(req, err)
-				return
-			}
-			s.respond(req, &nats.Msg{Data: data})
-		}()
-	})
-}
-
-func (s *CommandServer) respondError(req micro.Request, err error) {
-	e := toAPIError(err)
-	if e.Code == api.CodeInternal || e.Code == api.CodeWalletUnavailable || e.Code == api.CodeServiceUnavailable {
-		s.log.Error("command failed", "subject", req.Subject(), "err", err)
-	}
-	body, _ := json.Marshal(e)
-	s.respond(req, &nats.Msg{Data: body, Header: nats.Header{
-		micro.ErrorHeader: []string{e.Message}, micro.ErrorCodeHeader: []string{e.Code}}})
-}
-
-// respond sends msg to the request's reply subject, as micro's Respond and Error do.
-func (s *CommandServer) respond(req micro.Request, msg *nats.Msg) {
-	msg.Subject = req.Reply()
-	if msg.Subject == "" {
-		return
-	}
-	if err := s.nc.PublishMsg(msg); err != nil {
-		s.log.Warn("responding", "subject", req.Subject(), "err", err)
+// traced gives the command the caller's request id as its correlation and causation ids.
+func traced(h func(context.Context, micro.Request) (any, error)) func(context.Context, micro.Request) (any, error) {
+	return func(ctx context.Context, req micro.Request) (any, error) {
+		rid := req.Headers().Get(api.HeaderRequestID)
+		return h(adapters.WithTrace(ctx, adapters.Trace{CorrelationID: rid, CausationID: rid}), req)
 	}
 }
 
-// toAPIError is the one place that maps errors to the command API's codes.
-func toAPIError(err error) *api.Error {
+// toAPIError is the one place that maps errors to the command API's codes; the service's own
+// failures (a wallet provider or database that does not answer, a bug) are unexpected and logged.
+func toAPIError(err error) (*api.Error, bool) {
 	var v *domain.ValidationError
 	switch {
 	case errors.As(err, &v):
-		return &api.Error{Code: api.CodeValidation, Message: v.Message, Field: v.Field}
+		return &api.Error{Code: api.CodeValidation, Message: v.Message, Field: v.Field}, false
 	case errors.Is(err, domain.ErrDuplicateEmail):
-		return &api.Error{Code: api.CodeDuplicate, Message: "a merchant with this email already exists", Field: "email"}
+		return &api.Error{Code: api.CodeDuplicate, Message: "a merchant with this email already exists", Field: "email"}, false
 	case errors.Is(err, domain.ErrNotFound):
-		return &api.Error{Code: api.CodeNotFound, Message: "merchant not found"}
+		return &api.Error{Code: api.CodeNotFound, Message: "merchant not found"}, false
 	case errors.Is(err, domain.ErrStatusLocked):
 		return &api.Error{Code: api.CodeStatusLocked,
-			Message: "the merchant is FROZEN, BLACKLISTED or SUSPENDED; only the platform can change its status"}
+			Message: "the merchant is FROZEN, BLACKLISTED or SUSPENDED; only the platform can change its status"}, false
 	case errors.Is(err, domain.ErrWalletUnavailable):
-		return &api.Error{Code: api.CodeWalletUnavailable, Message: "the wallet provider is unavailable; retry later"}
+		return &api.Error{Code: api.CodeWalletUnavailable, Message: "the wallet provider is unavailable; retry later"}, true
 	case errors.Is(err, context.DeadlineExceeded):
 		// The command ran past its deadline (a database that does not answer): retrying the same
 		// request is safe (a creation carries its merchant id under an Idempotency-Key).
-		return &api.Error{Code: api.CodeServiceUnavailable, Message: "the command did not finish in time; retry later"}
+		return &api.Error{Code: api.CodeServiceUnavailable, Message: "the command did not finish in time; retry later"}, true
 	default:
-		return &api.Error{Code: api.CodeInternal, Message: "internal error"}
+		return &api.Error{Code: api.CodeInternal, Message: "internal error"}, true
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -165,24 +164,11 @@ func code(err error) string {
 // (the event id unless given).
 func (s *stack) publish(msg proto.Message, msgID string) {
 	s.t.Helper()
-	subject, err := events.SubjectFor(msg)
-	if err != nil {
-		s.t.Fatal(err)
+	m := svctest.EventMsg(s.t, msg)
+	if msgID != "" {
+		m.Header.Set(nats.MsgIdHdr, msgID)
 	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if msgID == "" {
-		msgID = events.Meta(msg).GetEventId()
-	}
-	m := nats.NewMsg(subject)
-	m.Data = data
-	m.Header.Set("Content-Type", events.ContentTypeProtobuf)
-	m.Header.Set(nats.MsgIdHdr, msgID)
-	if _, err := s.js.PublishMsg(context.Background(), m); err != nil {
-		s.t.Fatal(err)
-	}
+	svctest.Publish(s.t, s.js, m)
 }
 
 func meta(company, env string) *commonv1.EventMeta {

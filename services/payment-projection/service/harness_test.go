@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/bus"
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -76,19 +75,9 @@ func (e *env) start(cfg service.Config) *svctest.Started {
 // prove that the projection, not the stream, de-duplicates).
 func (e *env) publishRaw(msg proto.Message) {
 	e.t.Helper()
-	subj, err := events.SubjectFor(msg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
-	m.Header.Set(bus.HeaderContentType, events.ContentTypeProtobuf)
-	if _, err := e.js.PublishMsg(context.Background(), m); err != nil {
-		e.t.Fatal(err)
-	}
+	m := svctest.EventMsg(e.t, msg)
+	m.Header.Del(nats.MsgIdHdr)
+	svctest.Publish(e.t, e.js, m)
 }
 
 // waitApplied waits until the projection has applied n distinct events.

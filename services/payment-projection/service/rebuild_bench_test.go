@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/payplat/platform/pkg/bus"
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 
 	"github.com/payplat/platform/services/payment-projection/adapters"
@@ -100,17 +98,7 @@ func publishLifecycles(b *testing.B, e *env, n int) int {
 	const group = 1000
 	sent := 0
 	publish := func(m proto.Message) {
-		subj, err := events.SubjectFor(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		data, err := events.Marshal(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
-		msg.Header.Set(bus.HeaderContentType, events.ContentTypeProtobuf)
-		msg.Header.Set(nats.MsgIdHdr, events.Meta(m).GetEventId())
+		msg := svctest.EventMsg(b, m)
 		if _, err := e.js.PublishMsgAsync(msg); err != nil {
 			b.Fatal(err)
 		}

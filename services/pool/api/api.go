@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/natsx"
+	"github.com/payplat/platform/services/pool/domain"
 )
 
 // Service identity in `nats micro ls`.
@@ -31,8 +33,7 @@ const (
 	SubjectSimulateDeposit  = SubjectPrefix + ".deposits.simulate"
 )
 
-// Error codes of replies, with the HTTP status the service puts in the micro error code header
-// in parentheses.
+// Error codes of replies, with the HTTP status the gateway answers them with in parentheses.
 const (
 	CodeValidation   = "VALIDATION_ERROR" // 400
 	CodeTestModeOnly = "TEST_MODE_ONLY"   // 403
@@ -42,7 +43,7 @@ const (
 	// reached; nothing was recorded, and a retry is safe.
 	CodeUnavailable = "UNAVAILABLE"
 	// CodeServiceUnavailable is set by the Client, never sent: no pool service answered in time.
-	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
+	CodeServiceUnavailable = natsx.CodeUnavailable
 )
 
 // Timeout bounds every request of the Client. The service bounds each command below it, so
@@ -85,6 +86,18 @@ type Balance struct {
 	AutoTopUpEnabled     bool         `json:"auto_top_up_enabled"`
 }
 
+// NewBalance is the Balance of a pool holding balance with the given settings: is_low and
+// remaining_before_alert = max(balance − threshold, 0) follow from them, so every reader of a
+// pool (the service, the gateway reading its tables) answers them alike.
+func NewBalance(balance, lowThreshold money.Amount, autoTopUp bool) Balance {
+	b := Balance{Balance: balance, Currency: domain.Currency, LowThreshold: lowThreshold,
+		IsLow: balance.Cmp(lowThreshold) < 0, AutoTopUpEnabled: autoTopUp}
+	if rem, err := balance.Sub(lowThreshold); err == nil && rem.IsPositive() {
+		b.RemainingBeforeAlert = rem
+	}
+	return b
+}
+
 // Payment is the payment reference of a DEBIT or CREDIT.
 type Payment struct {
 	PaymentID    string       `json:"payment_id"`
@@ -114,16 +127,5 @@ type SimulateDepositReply struct {
 }
 
 // Error is an error reply: its code, a message for people, and the offending field of a
-// VALIDATION_ERROR.
-type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-func (e *Error) Error() string {
-	if e.Field != "" {
-		return e.Code + ": " + e.Field + ": " + e.Message
-	}
-	return e.Code + ": " + e.Message
-}
+// VALIDATION_ERROR. Every service's API answers errors in this one shape.
+type Error = natsx.Error

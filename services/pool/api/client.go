@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 
 	"github.com/nats-io/nats.go"
 
@@ -33,20 +31,5 @@ func (c *Client) SimulateDeposit(ctx context.Context, req SimulateDepositRequest
 // call sends req to subject, waiting at most Timeout, and decodes the reply into out. Error
 // replies come back as *Error; no answer as *Error with CodeServiceUnavailable.
 func (c *Client) call(ctx context.Context, subject string, req, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	err := natsx.RequestJSON(ctx, c.nc, nats.NewMsg(subject), req, out)
-	var r *natsx.ReplyError
-	switch {
-	case errors.Is(err, natsx.ErrUnavailable):
-		return &Error{Code: CodeServiceUnavailable, Message: err.Error()}
-	case errors.As(err, &r):
-		// The service puts its own error, code included, in the body.
-		e := &Error{}
-		if json.Unmarshal(r.Body, e) != nil || e.Code == "" {
-			e = &Error{Code: r.Code, Message: r.Description}
-		}
-		return e
-	}
-	return err
+	return natsx.Call(ctx, c.nc, nats.NewMsg(subject), Timeout, req, out)
 }

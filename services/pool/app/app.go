@@ -26,12 +26,7 @@ type Repository interface {
 	RecordFact(ctx context.Context, id domain.ID, f domain.Fact) (api.Transaction, api.Balance, error)
 }
 
-// NewBalance computes the balance reply of a balance and its settings.
+// NewBalance is the balance reply of a balance and its settings.
 func NewBalance(balance money.Amount, s domain.Settings) api.Balance {
-	v := api.Balance{Balance: balance, Currency: domain.Currency, LowThreshold: s.LowThreshold,
-		IsLow: balance.Cmp(s.LowThreshold) < 0, AutoTopUpEnabled: s.AutoTopUpEnabled}
-	if rem, err := balance.Sub(s.LowThreshold); err == nil && rem.IsPositive() {
-		v.RemainingBeforeAlert = rem
-	}
-	return v
+	return api.NewBalance(balance, s.LowThreshold, s.AutoTopUpEnabled)
 }

@@ -1,6 +1,10 @@
 package domain
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payplat/platform/pkg/validation"
+)
 
 // Sentinel errors of the pool domain.
 var (
@@ -16,14 +20,9 @@ var (
 	ErrInvalidPool = errors.New("invalid pool id")
 )
 
-// ValidationError reports a command input that cannot be accepted: the field at fault ("" for
-// the request as a whole) and a message for people.
-type ValidationError struct {
-	Field   string
-	Message string
-}
+// ValidationError reports an input that cannot be accepted (the services share one, so that
+// every port maps it alike); Field names it as the client spelled it.
+type ValidationError = validation.Error
 
-func (e *ValidationError) Error() string { return e.Message }
-
-// Invalid returns the validation error of field with message.
-func Invalid(field, message string) error { return &ValidationError{Field: field, Message: message} }
+// Invalid returns a *ValidationError saying why the value of field was refused.
+func Invalid(field, message string) error { return validation.Invalid(field, message) }

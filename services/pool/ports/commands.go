@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+
 	"log/slog"
-	"sync"
+
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/app/command"
@@ -30,122 +31,66 @@ type Application struct {
 
 // CommandServer serves the pool's commands (package api) as a micro service.
 type CommandServer struct {
+	*natsx.Server
 	app Application
-	log *slog.Logger
-	nc  *nats.Conn
-	svc micro.Service
-	// inflight is read-locked by each command being handled; Stop write-locks it to wait for
-	// them to finish.
-	inflight sync.RWMutex
 }
 
 // StartCommandServer registers the micro service api.ServiceName with its endpoints on nc; stop
-// it with Stop (closing nc stops it too).
+// it with Stop (closing nc stops it too). A command runs to its end even when the service is
+// stopping: its context is not ctx, which a SIGTERM cancels (a rolling restart would fail the
+// commands in flight with 500), but one bounded by CommandTimeout; Stop waits for it.
 func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *slog.Logger) (*CommandServer, error) {
-	s := &CommandServer{app: a, log: log, nc: nc}
-	svc, err := micro.AddService(nc, micro.Config{Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
-		Description: "treasury pool commands"})
+	s := &CommandServer{app: a}
+	srv, err := natsx.Serve(nc, natsx.ServerConfig{
+		Service: micro.Config{Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
+			Description: "treasury pool commands"},
+		Context: context.WithoutCancel(ctx), Timeout: CommandTimeout, Errors: toAPIError, Log: log},
+		natsx.Endpoint{Name: api.EndpointUpdateSettings, Subject: api.SubjectUpdateSettings, Handle: s.updateSettings},
+		natsx.Endpoint{Name: api.EndpointSimulateDeposit, Subject: api.SubjectSimulateDeposit, Handle: s.simulateDeposit})
 	if err != nil {
-		return nil, fmt.Errorf("adding micro service: %w", err)
-	}
-	s.svc = svc
-	// A command runs to its end even when the service is stopping: its context is not the
-	// service's, which a SIGTERM cancels (a rolling restart would fail the commands in flight
-	// with 500), but one bounded by CommandTimeout; Stop waits for it.
-	ctx = context.WithoutCancel(ctx)
-	if err := svc.AddEndpoint(api.EndpointUpdateSettings, micro.ContextHandler(ctx, s.bounded(s.updateSettings)),
-		micro.WithEndpointSubject(api.SubjectUpdateSettings)); err != nil {
-		_ = svc.Stop()
 		return nil, err
 	}
-	if err := svc.AddEndpoint(api.EndpointSimulateDeposit, micro.ContextHandler(ctx, s.bounded(s.simulateDeposit)),
-		micro.WithEndpointSubject(api.SubjectSimulateDeposit)); err != nil {
-		_ = svc.Stop()
-		return nil, err
-	}
+	s.Server = srv
 	return s, nil
 }
 
-// Stop stops taking commands, lets those in flight finish (each within CommandTimeout) and
-// flushes their replies.
-func (s *CommandServer) Stop() error {
-	err := s.svc.Stop()
-	s.inflight.Lock()
-	defer s.inflight.Unlock()
-	return errors.Join(err, s.nc.Flush())
-}
-
-// bounded gives each command CommandTimeout and counts it in flight.
-func (s *CommandServer) bounded(h func(context.Context, micro.Request)) func(context.Context, micro.Request) {
-	return func(ctx context.Context, req micro.Request) {
-		s.inflight.RLock()
-		defer s.inflight.RUnlock()
-		ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
-		defer cancel()
-		h(ctx, req)
-	}
-}
-
-func (s *CommandServer) updateSettings(ctx context.Context, req micro.Request) {
+func (s *CommandServer) updateSettings(ctx context.Context, req micro.Request) (any, error) {
 	var in api.UpdateSettingsRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		s.fail(req, domain.Invalid("", "request is not valid JSON"))
-		return
+		return nil, domain.Invalid("", "request is not valid JSON")
 	}
-	out, err := s.app.UpdateSettings.Handle(ctx, command.UpdateSettings{CompanyID: in.CompanyID,
+	return s.app.UpdateSettings.Handle(ctx, command.UpdateSettings{CompanyID: in.CompanyID,
 		Environment: in.Environment, LowThreshold: in.LowThreshold, AutoTopUpEnabled: in.AutoTopUpEnabled,
 		RequestID: in.RequestID})
-	if err != nil {
-		s.fail(req, err)
-		return
-	}
-	s.respond(req, out)
 }
 
-func (s *CommandServer) simulateDeposit(ctx context.Context, req micro.Request) {
+func (s *CommandServer) simulateDeposit(ctx context.Context, req micro.Request) (any, error) {
 	var in api.SimulateDepositRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		s.fail(req, domain.Invalid("", "request is not valid JSON"))
-		return
+		return nil, domain.Invalid("", "request is not valid JSON")
 	}
 	out, err := s.app.SimulateDeposit.Handle(ctx, command.SimulateDeposit{CompanyID: in.CompanyID,
 		Environment: in.Environment, Amount: in.Amount, RequestID: in.RequestID, CorrelationID: in.CorrelationID})
 	if err != nil {
-		s.fail(req, err)
-		return
+		return nil, err
 	}
-	s.respond(req, api.SimulateDepositReply{Transaction: out.Transaction, Balance: out.Balance})
+	return api.SimulateDepositReply{Transaction: out.Transaction, Balance: out.Balance}, nil
 }
 
-func (s *CommandServer) respond(req micro.Request, v any) {
-	if err := req.RespondJSON(v); err != nil {
-		s.log.Error("responding to command", "subject", req.Subject(), "err", err)
-	}
-}
-
-// fail answers with the typed error body; the micro error code is the HTTP status to use.
-func (s *CommandServer) fail(req micro.Request, err error) {
-	var (
-		ve     *domain.ValidationError
-		status string
-		body   api.Error
-	)
+// toAPIError is the one place that maps errors to the pool API's codes; a command that did not
+// finish and the service's own failures are unexpected and logged.
+func toAPIError(err error) (*api.Error, bool) {
+	var ve *domain.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		status, body = "400", api.Error{Code: api.CodeValidation, Message: ve.Message, Field: ve.Field}
+		return &api.Error{Code: api.CodeValidation, Message: ve.Message, Field: ve.Field}, false
 	case errors.Is(err, domain.ErrInvalidAmount), errors.Is(err, domain.ErrAmountOutOfRange):
-		status, body = "400", api.Error{Code: api.CodeValidation, Message: err.Error()}
+		return &api.Error{Code: api.CodeValidation, Message: err.Error()}, false
 	case errors.Is(err, domain.ErrTestModeOnly):
-		status, body = "403", api.Error{Code: api.CodeTestModeOnly, Message: "only available with test keys"}
+		return &api.Error{Code: api.CodeTestModeOnly, Message: "only available with test keys"}, false
 	case errors.Is(err, context.DeadlineExceeded) || pg.Unavailable(err):
-		s.log.Warn("pool command did not finish", "subject", req.Subject(), "timeout", CommandTimeout, "err", err)
-		status, body = "503", api.Error{Code: api.CodeUnavailable, Message: "the pool did not answer in time; retry"}
+		return &api.Error{Code: api.CodeUnavailable, Message: "the pool did not answer in time; retry"}, true
 	default:
-		s.log.Error("pool command failed", "subject", req.Subject(), "err", err)
-		status, body = "500", api.Error{Code: api.CodeInternal, Message: "internal error"}
-	}
-	data, _ := json.Marshal(body)
-	if err := req.Error(status, body.Message, data); err != nil {
-		s.log.Error("responding to command", "subject", req.Subject(), "err", err)
+		return &api.Error{Code: api.CodeInternal, Message: "internal error"}, true
 	}
 }

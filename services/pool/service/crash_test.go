@@ -16,6 +16,7 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 
 	"github.com/payplat/platform/services/pool/adapters"
@@ -160,7 +161,7 @@ func publishPayments(t testing.TB, js jetstream.JetStream, id domain.ID, n, repe
 	defer cancel()
 	var futures []jetstream.PubAckFuture
 	for i := 0; i < n+repeats; i++ {
-		f, err := js.PublishMsgAsync(natsMsg(t, paymentFact(id, fmt.Sprintf("pay-%d", i%n), "1.25")))
+		f, err := js.PublishMsgAsync(svctest.EventMsg(t, paymentFact(id, fmt.Sprintf("pay-%d", i%n), "1.25")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/svc/svctest"
@@ -71,36 +70,16 @@ func (h *harness) db() *pgxpool.Pool { return h.s.DB }
 // publish publishes an event the way an internal team does: protobuf, Nats-Msg-Id = event id.
 func publish(t testing.TB, js jetstream.JetStream, msg proto.Message) {
 	t.Helper()
-	publishAs(t, js, msg, events.Meta(msg).GetEventId())
+	svctest.Publish(t, js, svctest.EventMsg(t, msg))
 }
 
 // publishAs publishes msg with another Nats-Msg-Id: the same event reaching the stream twice
 // (a publisher retry past the duplicate window).
 func publishAs(t testing.TB, js jetstream.JetStream, msg proto.Message, msgID string) {
 	t.Helper()
-	m := natsMsg(t, msg)
+	m := svctest.EventMsg(t, msg)
 	m.Header.Set(nats.MsgIdHdr, msgID)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := js.PublishMsg(ctx, m); err != nil {
-		t.Fatalf("publishing %s: %v", m.Subject, err)
-	}
-}
-
-func natsMsg(t testing.TB, msg proto.Message) *nats.Msg {
-	t.Helper()
-	subject, err := events.SubjectFor(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := events.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := nats.Header{}
-	h.Set("Content-Type", events.ContentTypeProtobuf)
-	h.Set(nats.MsgIdHdr, events.Meta(msg).GetEventId())
-	return &nats.Msg{Subject: subject, Header: h, Data: data}
+	svctest.Publish(t, js, m)
 }
 
 func meta(id domain.ID) *commonv1.EventMeta {

@@ -124,19 +124,20 @@ func TestCommands(t *testing.T) {
 	}
 
 	live := api.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "live", Amount: "1.00"}
-	if code, body := requestError(t, h, api.SubjectSimulateDeposit, live); code != "403" || body.Code != api.CodeTestModeOnly {
+	if code, body := requestError(t, h, api.SubjectSimulateDeposit, live); code != api.CodeTestModeOnly || body.Code != api.CodeTestModeOnly {
 		t.Fatalf("live simulate: %s %+v", code, body)
 	}
 	for _, amount := range []string{"0", "-1.00", "1.0000001", "abc", ""} {
 		bad := api.SimulateDepositRequest{CompanyID: id.CompanyID, Environment: "test", Amount: amount}
-		if code, body := requestError(t, h, api.SubjectSimulateDeposit, bad); code != "400" ||
+		if code, body := requestError(t, h, api.SubjectSimulateDeposit, bad); code != api.CodeValidation ||
 			body.Code != api.CodeValidation || body.Field != "amount" {
 			t.Fatalf("amount %q: %s %+v", amount, code, body)
 		}
 	}
 	th := "-5"
 	bad := api.UpdateSettingsRequest{CompanyID: id.CompanyID, Environment: "test", LowThreshold: &th}
-	if code, body := requestError(t, h, api.SubjectUpdateSettings, bad); code != "400" || body.Field != "low_threshold" {
+	if code, body := requestError(t, h, api.SubjectUpdateSettings, bad); code != api.CodeValidation || body.Code != api.CodeValidation ||
+		body.Field != "low_threshold" {
 		t.Fatalf("negative threshold: %s %+v", code, body)
 	}
 

@@ -7,6 +7,8 @@ package api
 
 import (
 	"time"
+
+	"github.com/payplat/platform/pkg/natsx"
 )
 
 // Service identity in `nats micro ls`. Every instance joins the queue group, so each request
@@ -35,8 +37,8 @@ const (
 	AttemptTimeout = 45 * time.Second
 )
 
-// Error codes of a failed request: the HTTP status in the Nats-Service-Error-Code header; the
-// body is an Error.
+// Error codes of a failed request, in the Nats-Service-Error-Code header and the body (an
+// Error): the HTTP status the gateway answers with.
 const (
 	CodeInvalid  = "400"
 	CodeNotFound = "404"
@@ -46,7 +48,7 @@ const (
 	CodeRateLimited = "429"
 	CodeInternal    = "500"
 	// CodeUnavailable is set by the Client, never sent: no webhook-dispatcher answered in time.
-	CodeUnavailable = "503"
+	CodeUnavailable = natsx.CodeUnavailable
 )
 
 // ConfigRequest configures the endpoint of a company and environment.
@@ -102,19 +104,6 @@ type LogEntry struct {
 	CreatedAt      string  `json:"created_at"`
 }
 
-// Error is an error reply: its code (the Nats-Service-Error-Code header, not the body) and its
-// JSON body.
-type Error struct {
-	Code    string `json:"-"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	// RetryAfter is the seconds until a request refused for its rate (429) will be accepted.
-	RetryAfter int `json:"retry_after,omitempty"`
-}
-
-func (e *Error) Error() string {
-	if e.Field != "" {
-		return e.Code + ": " + e.Field + ": " + e.Message
-	}
-	return e.Code + ": " + e.Message
-}
+// Error is an error reply, in the one error shape of every service's API; its RetryAfter is
+// the seconds until a request refused for its rate (CodeRateLimited) will be accepted.
+type Error = natsx.Error

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,21 +39,5 @@ func (c *Client) RunCron(ctx context.Context, req CronRequest) (CronReply, error
 // replies come back as *Error; no responder, a timeout or a closed connection as *Error with
 // CodeUnavailable.
 func (c *Client) call(ctx context.Context, endpoint string, timeout time.Duration, req, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := natsx.RequestJSON(ctx, c.nc, nats.NewMsg(Subject(endpoint)), req, out)
-	var r *natsx.ReplyError
-	switch {
-	case errors.Is(err, natsx.ErrUnavailable):
-		return &Error{Code: CodeUnavailable, Message: err.Error()}
-	case errors.As(err, &r):
-		// The code is the header's; the body has the message, field and retry delay.
-		e := &Error{}
-		if json.Unmarshal(r.Body, e) != nil {
-			e = &Error{Message: r.Description}
-		}
-		e.Code = r.Code
-		return e
-	}
-	return err
+	return natsx.Call(ctx, c.nc, nats.NewMsg(Subject(endpoint)), timeout, req, out)
 }

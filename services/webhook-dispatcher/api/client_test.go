@@ -12,8 +12,8 @@ import (
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
-// The client's error replies: the code from the header with the body's fields, a micro error
-// without a body, and no service at all. The replies of the real service are tested with it
+// The client's error replies: the code from the header with the body's fields (as a server of
+// before the one error shape answered), a micro error without a body, and no service at all. The replies of the real service are tested with it
 // (services/webhook-dispatcher/service).
 func TestClientErrors(t *testing.T) {
 	nc, err := nats.Connect(testkit.NATS(t))

@@ -1,39 +1,13 @@
-// Package app holds the webhook-dispatcher's use cases: creating deliveries from bus events,
-// attempting them, the cron run of due retries, manual retries and the endpoint configuration.
 package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/ratelimit"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
-
-// Repository is the persistence the use cases need (implemented by adapters.Repository).
-type Repository interface {
-	UpdateEndpoint(ctx context.Context, company, env string, update func(*domain.Endpoint, bool) error) (domain.Endpoint, error)
-	Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error)
-	CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error)
-	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)
-	ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)
-	ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error)
-	Renew(ctx context.Context, c domain.Claim, lease time.Duration) (bool, error)
-	Release(ctx context.Context, c domain.Claim) error
-	Record(ctx context.Context, c domain.Claim, a domain.Attempted) (domain.Delivery, error)
-	RecordAll(ctx context.Context, recs []domain.Recording) (map[uuid.UUID]int, error)
-	PruneDelivered(ctx context.Context, olderThan time.Duration, limit int) (int, error)
-}
-
-// Sender POSTs one attempt (implemented by adapters.Sender).
-type Sender interface {
-	Send(ctx context.Context, url string, headers map[string]string, body []byte) domain.Outcome
-}
 
 // recordTimeout bounds one write of attempt results (a batch, then, if it failed, the one by
 // one writes together).
@@ -52,7 +26,6 @@ const leaseMargin = 2*recordTimeout + 5*time.Second
 type Config struct {
 	Schedule domain.Schedule
 	Timeout  time.Duration
-	Policy   domain.URLPolicy
 	// EndpointConcurrency bounds the first attempts in flight per endpoint in this process.
 	EndpointConcurrency int
 	// EndpointQueue bounds the first attempts waiting per endpoint; beyond it they are left to
@@ -65,7 +38,8 @@ type Config struct {
 	ManualRetries RetryLimit
 }
 
-// Dispatcher runs the use cases.
+// Dispatcher is the delivery engine: the first attempts on their lanes, their recording, the
+// recovery of stranded ones and pruning, and the attempts the use cases of app/command ask for.
 type Dispatcher struct {
 	store    Repository
 	sender   Sender
@@ -127,8 +101,21 @@ func (d *Dispatcher) Start(ctx context.Context) (stop func()) {
 	return cancel
 }
 
-// attempt sends claim c once and records the outcome; trigger labels the metrics.
-func (d *Dispatcher) attempt(ctx context.Context, c domain.Claim, trigger string) (domain.Delivery, error) {
+// Lease is how long a claim holds its delivery: one attempt and its recording.
+func (d *Dispatcher) Lease() time.Duration { return d.lease }
+
+// AllowManualRetry takes one manual retry from the budget of target's company and environment
+// (Config.ManualRetries); over it, it refuses with a *domain.RateLimitedError.
+func (d *Dispatcher) AllowManualRetry(target domain.Target) error {
+	if v := d.retries.Take(target, d.now()); !v.Allowed {
+		d.metrics.retriesLimited.Inc()
+		return &domain.RateLimitedError{RetryAfter: v.Wait}
+	}
+	return nil
+}
+
+// Attempt sends claim c once and records the outcome; trigger labels the metrics.
+func (d *Dispatcher) Attempt(ctx context.Context, c domain.Claim, trigger string) (domain.Delivery, error) {
 	a := d.try(ctx, c, trigger)
 	// Record even when ctx ended meanwhile: the attempt happened.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.recordTO)
@@ -196,75 +183,4 @@ func (d *Dispatcher) send(ctx context.Context, c domain.Claim) domain.Outcome {
 	}
 	// The attempt completes even when the dispatcher is stopping: its own timeout bounds it.
 	return d.sender.Send(context.WithoutCancel(ctx), c.URL, headers, c.Payload)
-}
-
-// CronResult is the answer of a cron run (SPEC 4.8).
-type CronResult struct {
-	TotalProcessed int
-	Successful     int
-	Failed         int
-}
-
-// MaxPerCronRun is SPEC 8's bound on retries per cron run.
-const MaxPerCronRun = 20
-
-// RunDue attempts the deliveries that are due (failed ones whose retry time has come, and
-// first attempts whose dispatcher died or that were left to the cron), at most limit (at most
-// MaxPerCronRun), concurrently, and counts the outcomes.
-func (d *Dispatcher) RunDue(ctx context.Context, limit int) (CronResult, error) {
-	if limit <= 0 || limit > MaxPerCronRun {
-		limit = MaxPerCronRun
-	}
-	claims, err := d.store.ClaimDue(ctx, limit, d.lease)
-	if err != nil {
-		return CronResult{}, err
-	}
-	type result struct {
-		ok  bool
-		err error
-	}
-	results := make(chan result, len(claims))
-	for _, c := range claims {
-		go func() {
-			del, err := d.attempt(ctx, c, TriggerCron)
-			results <- result{ok: del.Status == domain.StatusSuccess, err: err}
-		}()
-	}
-	var res CronResult
-	var errs []error
-	for range claims {
-		r := <-results
-		switch {
-		case r.err != nil:
-			errs = append(errs, r.err)
-		case r.ok:
-			res.Successful++
-		default:
-			res.Failed++
-		}
-		res.TotalProcessed++
-	}
-	if len(errs) > 0 {
-		d.log.Error("recording cron attempts", "err", errors.Join(errs...))
-	}
-	return res, nil
-}
-
-// RetryNow attempts delivery id of company and env at once, whatever its status and schedule
-// (SPEC 4.8), and returns the updated entry. Over the company's rate of manual retries it
-// refuses with a *domain.RateLimitedError, before touching the store.
-func (d *Dispatcher) RetryNow(ctx context.Context, company, env string, id uuid.UUID) (domain.Delivery, error) {
-	if v := d.retries.Take(domain.Target{CompanyID: company, Environment: env}, d.now()); !v.Allowed {
-		d.metrics.retriesLimited.Inc()
-		return domain.Delivery{}, &domain.RateLimitedError{RetryAfter: v.Wait}
-	}
-	c, err := d.store.ClaimOne(ctx, id, company, env, d.lease)
-	if err != nil {
-		return domain.Delivery{}, err
-	}
-	del, err := d.attempt(ctx, c, TriggerManual)
-	if err != nil {
-		return domain.Delivery{}, fmt.Errorf("manual retry of %s: %w", id, err)
-	}
-	return del, nil
 }

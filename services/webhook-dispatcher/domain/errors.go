@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Errors of the webhook use cases. The request-reply port turns each into an error code the
@@ -40,13 +42,9 @@ func (e *RateLimitedError) Seconds() int {
 // Is makes errors.Is(err, ErrRateLimited) match.
 func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimited }
 
-// ValidationError reports an invalid input field, named as the client spelled it.
-type ValidationError struct {
-	Field   string
-	Message string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
+// ValidationError reports an input that cannot be accepted (the services share one, so that
+// every port maps it alike); Field names it as the client spelled it.
+type ValidationError = validation.Error
 
 // Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return &ValidationError{Field: field, Message: message} }
+func Invalid(field, message string) error { return validation.Invalid(field, message) }

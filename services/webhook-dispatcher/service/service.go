@@ -17,6 +17,7 @@ import (
 	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/services/webhook-dispatcher/adapters"
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
+	"github.com/payplat/platform/services/webhook-dispatcher/app/command"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
@@ -50,8 +51,9 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	policy := domain.URLPolicy{AllowHTTP: cfg.AllowHTTP, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 		AllowAnyPort: cfg.AllowAnyPort}
 	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy, RootCAs: cfg.rootCAs})
-	d := app.NewDispatcher(adapters.NewRepository(rt.DB), sender, box, app.Config{Schedule: cfg.RetrySchedule,
-		Timeout: cfg.Timeout, Policy: policy, EndpointConcurrency: cfg.EndpointConcurrency,
+	repo := adapters.NewRepository(rt.DB)
+	d := app.NewDispatcher(repo, sender, box, app.Config{Schedule: cfg.RetrySchedule,
+		Timeout: cfg.Timeout, EndpointConcurrency: cfg.EndpointConcurrency,
 		Announce:      announcer(rt),
 		ManualRetries: app.RetryLimit{Rate: cfg.ManualRetryRate, Burst: cfg.ManualRetryBurst}}, metrics, rt.Log)
 	stopLanes := d.Start(ctx)
@@ -69,7 +71,11 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 			return d.Prune(ctx, cfg.DeliveryRetention, cfg.PruneInterval)
 		})
 	}
-	srv, err := ports.StartCommandServer(ctx, rt.NC, d, rt.Log)
+	srv, err := ports.StartCommandServer(ctx, rt.NC, ports.Application{
+		ConfigureEndpoint: command.NewConfigureEndpointHandler(repo, policy, box),
+		RetryDelivery:     command.NewRetryDeliveryHandler(repo, d),
+		RunDueRetries:     command.NewRunDueRetriesHandler(repo, d, rt.Log),
+	}, rt.Log)
 	if err != nil {
 		stopLanes()
 		return fmt.Errorf("serving the webhooks service: %w", err)

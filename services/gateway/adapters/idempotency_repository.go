@@ -14,25 +14,25 @@ import (
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
-// IdempotencyStore keeps Idempotency-Keys and the first response to each in
+// IdempotencyRepository keeps Idempotency-Keys and the first response to each in
 // gateway.idempotency_keys. It relies on PostgreSQL for mutual exclusion (one row per scope and
 // key, claimed with one atomic statement), so it is safe across gateway replicas. Keys are
 // stored hashed and response bodies sealed with a key derived from the Idempotency-Key and the
 // server secret (see idempotencySecrets), because a stored response may hold secrets such as
 // new API keys.
-type IdempotencyStore struct {
+type IdempotencyRepository struct {
 	db        *pgxpool.Pool
 	secret    []byte
 	lease     time.Duration
 	retention time.Duration
 }
 
-// NewIdempotencyStore returns a store on db whose stored keys and responses are bound to secret
-// (IDEMPOTENCY_SECRET; every gateway replica must have the same). A request in flight holds its
-// key for lease; past that it is presumed dead and a retry with the same body may take the key
-// over. Completed keys are forgotten after retention.
-func NewIdempotencyStore(db *pgxpool.Pool, secret []byte, lease, retention time.Duration) *IdempotencyStore {
-	return &IdempotencyStore{db: db, secret: secret, lease: lease, retention: retention}
+// NewIdempotencyRepository returns a repository on db whose stored keys and responses are bound
+// to secret (IDEMPOTENCY_SECRET; every gateway replica must have the same). A request in flight
+// holds its key for lease; past that it is presumed dead and a retry with the same body may take
+// the key over. Completed keys are forgotten after retention.
+func NewIdempotencyRepository(db *pgxpool.Pool, secret []byte, lease, retention time.Duration) *IdempotencyRepository {
+	return &IdempotencyRepository{db: db, secret: secret, lease: lease, retention: retention}
 }
 
 // claimSQL inserts the key, or takes over a row whose holder is presumed dead (same request) or
@@ -51,7 +51,7 @@ RETURNING owner`
 
 // Begin claims key for the request with fingerprint. It returns the owner token when the caller
 // now holds the key and must run the request, or the record of the earlier use otherwise.
-func (s *IdempotencyStore) Begin(ctx context.Context, scope, key string, fingerprint []byte) (
+func (s *IdempotencyRepository) Begin(ctx context.Context, scope, key string, fingerprint []byte) (
 	uuid.UUID, *domain.IdempotencyRecord, error) {
 	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key string, fingerp
 	return uuid.Nil, nil, errors.New("claiming idempotency key: contended")
 }
 
-func (s *IdempotencyStore) read(ctx context.Context, scope string, sec idempotencySecrets) (
+func (s *IdempotencyRepository) read(ctx context.Context, scope string, sec idempotencySecrets) (
 	*domain.IdempotencyRecord, error) {
 	var (
 		rec     domain.IdempotencyRecord
@@ -108,7 +108,7 @@ func (s *IdempotencyStore) read(ctx context.Context, scope string, sec idempoten
 }
 
 // Complete stores the response of the request holding key as owner.
-func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, owner uuid.UUID,
+func (s *IdempotencyRepository) Complete(ctx context.Context, scope, key string, owner uuid.UUID,
 	resp domain.StoredResponse) error {
 	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, owne
 }
 
 // Release forgets key, held as owner, so that the request can be retried with it.
-func (s *IdempotencyStore) Release(ctx context.Context, scope, key string, owner uuid.UUID) error {
+func (s *IdempotencyRepository) Release(ctx context.Context, scope, key string, owner uuid.UUID) error {
 	sec, err := deriveIdempotencySecrets(s.secret, scope, key)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func (s *IdempotencyStore) Release(ctx context.Context, scope, key string, owner
 
 // Purge deletes the keys older than the retention, which would otherwise only be reclaimed
 // when reused. It returns how many it deleted.
-func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
+func (s *IdempotencyRepository) Purge(ctx context.Context) (int64, error) {
 	tag, err := s.db.Exec(ctx, `DELETE FROM idempotency_keys
 		WHERE created_at < now() - make_interval(secs => $1)`, s.retention.Seconds())
 	if err != nil {

@@ -1,4 +1,4 @@
-package app_test
+package command_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/adapters"
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
+	"github.com/payplat/platform/services/webhook-dispatcher/app/command"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
@@ -27,14 +28,16 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
-// fixture is a Dispatcher on a fresh database with the real store and HTTP sender.
+// fixture is the configuration and manual retry use cases, with a Dispatcher as their engine,
+// on a fresh database with the real store and HTTP sender.
 type fixture struct {
-	d   *app.Dispatcher
-	db  *pgxpool.Pool
-	log *testkit.Buffer
+	configureEndpoint command.ConfigureEndpointHandler
+	retryDelivery     command.RetryDeliveryHandler
+	db                *pgxpool.Pool
+	log               *testkit.Buffer
 }
 
-func newFixture(t *testing.T, cfg app.Config) *fixture {
+func newFixture(t *testing.T, cfg app.Config, policy domain.URLPolicy) *fixture {
 	t.Helper()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: migrations.Schema,
 		Sources: service.Options(service.Config{}).Migrations})
@@ -51,17 +54,20 @@ func newFixture(t *testing.T, cfg app.Config) *fixture {
 		cfg.Timeout = 2 * time.Second
 	}
 	f := &fixture{db: db, log: &testkit.Buffer{}}
-	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: cfg.Policy})
-	f.d = app.NewDispatcher(adapters.NewRepository(db), sender, box, cfg, metrics,
+	sender := adapters.NewSender(adapters.SenderConfig{Timeout: cfg.Timeout, Policy: policy})
+	repo := adapters.NewRepository(db)
+	d := app.NewDispatcher(repo, sender, box, cfg, metrics,
 		slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	f.configureEndpoint = command.NewConfigureEndpointHandler(repo, policy, box)
+	f.retryDelivery = command.NewRetryDeliveryHandler(repo, d)
 	return f
 }
 
 // configure points company's test endpoint at url.
 func (f *fixture) configure(t *testing.T, company, url string) {
 	t.Helper()
-	if _, err := f.d.Configure(context.Background(), app.Configure{CompanyID: company, Environment: "test",
-		URL: &url}); err != nil {
+	if _, err := f.configureEndpoint.Handle(context.Background(), command.ConfigureEndpoint{CompanyID: company,
+		Environment: "test", URL: &url}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -80,6 +86,11 @@ func (f *fixture) failedDelivery(t *testing.T, company string) uuid.UUID {
 	return id
 }
 
+// retry is a manual retry of delivery id of company and env.
+func (f *fixture) retry(ctx context.Context, company, env string, id uuid.UUID) (domain.Delivery, error) {
+	return f.retryDelivery.Handle(ctx, command.RetryDelivery{CompanyID: company, Environment: env, DeliveryID: id})
+}
+
 // closedPort returns an address on 127.0.0.1 where nothing listens.
 func closedPort(t *testing.T) string {
 	t.Helper()
@@ -95,11 +106,11 @@ func closedPort(t *testing.T) string {
 // A failed attempt shows the partner only the generic message, in the delivery log and in the
 // retry's answer; the service log has what happened, with the address dialled.
 func TestFailureDetailsGoToTheServiceLogOnly(t *testing.T) {
-	f := newFixture(t, app.Config{Policy: domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true}})
+	f := newFixture(t, app.Config{}, domain.URLPolicy{AllowPrivateNetworks: true, AllowAnyPort: true})
 	addr := closedPort(t)
 	f.configure(t, "acme", "https://"+addr+"/hooks?token=partner-secret")
 	id := f.failedDelivery(t, "acme")
-	del, err := f.d.RetryNow(context.Background(), "acme", "test", id)
+	del, err := f.retry(context.Background(), "acme", "test", id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +140,8 @@ func TestFailureDetailsGoToTheServiceLogOnly(t *testing.T) {
 // refused before anything is claimed or sent, with the wait until the next; another company,
 // and the same company's other environment, keep their own budgets.
 func TestManualRetriesAreRateLimitedPerCompany(t *testing.T) {
-	f := newFixture(t, app.Config{ManualRetries: app.RetryLimit{Rate: 0.01, Burst: 2},
-		Policy: domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true, AllowAnyPort: true}})
+	f := newFixture(t, app.Config{ManualRetries: app.RetryLimit{Rate: 0.01, Burst: 2}},
+		domain.URLPolicy{AllowHTTP: true, AllowPrivateNetworks: true, AllowAnyPort: true})
 	var hits atomic.Int64
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	t.Cleanup(rc.Close)
@@ -139,11 +150,11 @@ func TestManualRetriesAreRateLimitedPerCompany(t *testing.T) {
 	ctx := context.Background()
 	id := f.failedDelivery(t, "acme")
 	for i := range 2 {
-		if del, err := f.d.RetryNow(ctx, "acme", "test", id); err != nil || del.Status != domain.StatusSuccess {
+		if del, err := f.retry(ctx, "acme", "test", id); err != nil || del.Status != domain.StatusSuccess {
 			t.Fatalf("retry %d within the burst: %+v, %v", i+1, del, err)
 		}
 	}
-	_, err := f.d.RetryNow(ctx, "acme", "test", id)
+	_, err := f.retry(ctx, "acme", "test", id)
 	var limited *domain.RateLimitedError
 	if !errors.As(err, &limited) || !errors.Is(err, domain.ErrRateLimited) || limited.Seconds() < 1 ||
 		limited.RetryAfter > 100*time.Second {
@@ -157,10 +168,10 @@ func TestManualRetriesAreRateLimitedPerCompany(t *testing.T) {
 		attempts != 3 {
 		t.Fatalf("attempts %d (%v), want 3: the refused retry must not count", attempts, err)
 	}
-	if _, err := f.d.RetryNow(ctx, "beta", "test", f.failedDelivery(t, "beta")); err != nil {
+	if _, err := f.retry(ctx, "beta", "test", f.failedDelivery(t, "beta")); err != nil {
 		t.Fatalf("another company's retry: %v", err)
 	}
-	if _, err := f.d.RetryNow(ctx, "acme", "live", uuid.New()); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := f.retry(ctx, "acme", "live", uuid.New()); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("the other environment's retry: %v, want not found (its own budget)", err)
 	}
 }

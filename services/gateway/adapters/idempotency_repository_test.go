@@ -23,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
-func newStore(t *testing.T, lease, retention time.Duration) (*adapters.IdempotencyStore, func(string, ...any)) {
+func newRepository(t *testing.T, lease, retention time.Duration) (*adapters.IdempotencyRepository, func(string, ...any)) {
 	t.Helper()
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
 	exec := func(sql string, args ...any) {
@@ -32,7 +32,7 @@ func newStore(t *testing.T, lease, retention time.Duration) (*adapters.Idempoten
 			t.Fatal(err)
 		}
 	}
-	return adapters.NewIdempotencyStore(db, testSecret(), lease, retention), exec
+	return adapters.NewIdempotencyRepository(db, testSecret(), lease, retention), exec
 }
 
 // testSecret is a fresh IDEMPOTENCY_SECRET.
@@ -42,10 +42,10 @@ func testSecret() []byte {
 	return []byte(hex.EncodeToString(b))
 }
 
-func TestIdempotencyStoreLifecycle(t *testing.T) {
+func TestIdempotencyRepositoryLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, _ := newStore(t, time.Minute, time.Hour)
+	s, _ := newRepository(t, time.Minute, time.Hour)
 	fp := []byte("fingerprint")
 	owner, rec, err := s.Begin(ctx, "admin", "k", fp)
 	if err != nil || rec != nil || owner == uuid.Nil {
@@ -75,10 +75,10 @@ func TestIdempotencyStoreLifecycle(t *testing.T) {
 	}
 }
 
-func TestIdempotencyStoreReleaseAndTakeOver(t *testing.T) {
+func TestIdempotencyRepositoryReleaseAndTakeOver(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, exec := newStore(t, time.Minute, time.Hour)
+	s, exec := newRepository(t, time.Minute, time.Hour)
 	fp := []byte("fp")
 	owner, _, _ := s.Begin(ctx, "admin", "released", fp)
 	if err := s.Release(ctx, "admin", "released", owner); err != nil {
@@ -106,10 +106,10 @@ func TestIdempotencyStoreReleaseAndTakeOver(t *testing.T) {
 	}
 }
 
-func TestIdempotencyStoreExpiry(t *testing.T) {
+func TestIdempotencyRepositoryExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, exec := newStore(t, time.Minute, time.Hour)
+	s, exec := newRepository(t, time.Minute, time.Hour)
 	owner, _, _ := s.Begin(ctx, "admin", "old", []byte("a"))
 	_ = s.Complete(ctx, "admin", "old", owner, domain.StoredResponse{Status: 201})
 	owner, _, _ = s.Begin(ctx, "admin", "purged", []byte("a"))
@@ -129,11 +129,11 @@ func TestIdempotencyStoreExpiry(t *testing.T) {
 // the caller's Idempotency-Key (issue 16): someone who reads the table and guesses (or sees, in a
 // proxy log) an Idempotency-Key finds neither the row nor the response, which may hold an API key
 // or a webhook signing secret. A gateway with another secret does not see the key either.
-func TestIdempotencyStoreBindsKeysToTheServerSecret(t *testing.T) {
+func TestIdempotencyRepositoryBindsKeysToTheServerSecret(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
-	s := adapters.NewIdempotencyStore(db, testSecret(), time.Minute, time.Hour)
+	s := adapters.NewIdempotencyRepository(db, testSecret(), time.Minute, time.Hour)
 	const scope, key, secret = "admin", "guessable-key-1", `{"sk_test":"sk_test_shown_once"}`
 	owner, _, err := s.Begin(ctx, scope, key, []byte("fp"))
 	if err != nil {
@@ -177,7 +177,7 @@ func TestIdempotencyStoreBindsKeysToTheServerSecret(t *testing.T) {
 	}
 
 	// A gateway with another secret neither replays nor refuses: the key is unknown to it.
-	other := adapters.NewIdempotencyStore(db, testSecret(), time.Minute, time.Hour)
+	other := adapters.NewIdempotencyRepository(db, testSecret(), time.Minute, time.Hour)
 	if o, rec, err := other.Begin(ctx, scope, key, []byte("another body")); err != nil || rec != nil || o == uuid.Nil {
 		t.Fatalf("another secret's Begin = %v, %+v, %v; want a fresh claim", o, rec, err)
 	}

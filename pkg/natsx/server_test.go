@@ -1,0 +1,154 @@
+package natsx_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/natsx"
+	"github.com/payplat/platform/pkg/testkit"
+)
+
+var errRefused = errors.New("refused")
+
+// serve starts a Server named "calc" with the endpoints and stops it at the end of the test.
+func serve(t *testing.T, nc *nats.Conn, cfg natsx.ServerConfig, endpoints ...natsx.Endpoint) *natsx.Server {
+	t.Helper()
+	cfg.Service = micro.Config{Name: "calc", Version: "1.0.0", QueueGroup: "calc"}
+	if cfg.Errors == nil {
+		cfg.Errors = func(err error) (*natsx.Error, bool) {
+			if errors.Is(err, errRefused) {
+				return &natsx.Error{Code: "REFUSED", Message: "no", Field: "n"}, false
+			}
+			return &natsx.Error{Code: "INTERNAL", Message: "internal error"}, true
+		}
+	}
+	s, err := natsx.Serve(nc, cfg, endpoints...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+func connect(t *testing.T) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(testkit.NATS(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+type num struct{ N int }
+
+// A reply is the handler's value as JSON; a refusal is the service's *Error, in the body and in
+// micro's error headers; no server is CodeUnavailable.
+func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
+	t.Parallel()
+	nc := connect(t)
+	ctx := context.Background()
+	var out num
+	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != natsx.CodeUnavailable {
+		t.Fatalf("no server: %v, want code %s", err, natsx.CodeUnavailable)
+	}
+	serve(t, nc, natsx.ServerConfig{},
+		natsx.Endpoint{Name: "double", Subject: "calc.double", Handle: func(_ context.Context, req micro.Request) (any, error) {
+			var in num
+			if err := json.Unmarshal(req.Data(), &in); err != nil {
+				return nil, err
+			}
+			if in.N < 0 {
+				return nil, errRefused
+			}
+			return num{2 * in.N}, nil
+		}})
+
+	if err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}, &out); err != nil || out.N != 42 {
+		t.Fatalf("double 21: %+v, %v", out, err)
+	}
+	err = natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{-1}, &out)
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != (natsx.Error{Code: "REFUSED", Message: "no", Field: "n"}) {
+		t.Fatalf("double -1: %v, want the REFUSED error", err)
+	}
+	msg, err := nc.Request("calc.double", []byte(`{"N":-1}`), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Header.Get(micro.ErrorCodeHeader) != "REFUSED" || msg.Header.Get(micro.ErrorHeader) != "no" {
+		t.Fatalf("error headers: %v, want the code and message of the body", msg.Header)
+	}
+	err = natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number", &out)
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != "INTERNAL" {
+		t.Fatalf("an undecodable request: %v, want what Errors made of it", err)
+	}
+}
+
+// Each request runs on its own goroutine: one that waits does not hold up another; Stop waits for
+// the one still running, whose reply still goes out.
+func TestAServerRunsRequestsAtOnceAndStopWaitsForThem(t *testing.T) {
+	t.Parallel()
+	nc := connect(t)
+	release, started := make(chan struct{}), make(chan struct{})
+	s := serve(t, nc, natsx.ServerConfig{},
+		natsx.Endpoint{Name: "wait", Subject: "calc.wait", Handle: func(context.Context, micro.Request) (any, error) {
+			close(started)
+			<-release
+			return num{1}, nil
+		}},
+		natsx.Endpoint{Name: "now", Subject: "calc.now", Handle: func(context.Context, micro.Request) (any, error) {
+			return num{2}, nil
+		}})
+
+	waited := make(chan error, 1)
+	go func() {
+		var out num
+		waited <- natsx.Call(context.Background(), nc, nats.NewMsg("calc.wait"), 10*time.Second, num{}, &out)
+	}()
+	<-started
+	var out num
+	if err := natsx.Call(context.Background(), nc, nats.NewMsg("calc.now"), 5*time.Second, num{}, &out); err != nil || out.N != 2 {
+		t.Fatalf("a request beside a waiting one: %+v, %v", out, err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop() }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) with a request in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("the request in flight at Stop: %v, want its reply", err)
+	}
+}
+
+// A request gets the server's Timeout as its deadline, within the server's Context.
+func TestARequestEndsWithItsTimeout(t *testing.T) {
+	t.Parallel()
+	nc := connect(t)
+	serve(t, nc, natsx.ServerConfig{Timeout: 50 * time.Millisecond, Errors: func(err error) (*natsx.Error, bool) {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &natsx.Error{Code: "TIMEOUT", Message: err.Error()}, false
+		}
+		return &natsx.Error{Code: "INTERNAL", Message: err.Error()}, true
+	}}, natsx.Endpoint{Name: "hang", Subject: "calc.hang", Handle: func(ctx context.Context, _ micro.Request) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	var out num
+	err := natsx.Call(context.Background(), nc, nats.NewMsg("calc.hang"), 5*time.Second, num{}, &out)
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != "TIMEOUT" {
+		t.Fatalf("a request that hangs: %v, want TIMEOUT", err)
+	}
+}
