@@ -152,3 +152,38 @@ func TestARequestEndsWithItsTimeout(t *testing.T) {
 		t.Fatalf("a request that hangs: %v, want TIMEOUT", err)
 	}
 }
+
+// A reply of a plain micro error, without the one error shape in its body, takes its code and
+// message from the headers and keeps what the body has (a server of before that shape put the
+// code only in the header).
+func TestCallReadsTheHeadersOfAReplyWithoutTheErrorShape(t *testing.T) {
+	t.Parallel()
+	nc := connect(t)
+	svc, err := micro.AddService(nc, micro.Config{Name: "old", Version: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	for subject, h := range map[string]micro.HandlerFunc{
+		"old.limited": func(r micro.Request) {
+			_ = r.Error("429", "slow down", []byte(`{"message":"slow down","retry_after":3}`))
+		},
+		"old.bare":    func(r micro.Request) { _ = r.Error("500", "internal error", nil) },
+		"old.garbled": func(r micro.Request) { _ = r.Error("503", "busy", []byte("not json")) },
+	} {
+		if err := svc.AddEndpoint(subject[4:], h, micro.WithEndpointSubject(subject)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for subject, want := range map[string]natsx.Error{
+		"old.limited": {Code: "429", Message: "slow down", RetryAfter: 3},
+		"old.bare":    {Code: "500", Message: "internal error"},
+		"old.garbled": {Code: "503", Message: "busy"},
+	} {
+		var out num
+		err := natsx.Call(context.Background(), nc, nats.NewMsg(subject), 5*time.Second, num{}, &out)
+		if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != want {
+			t.Fatalf("%s: %v, want %+v", subject, err, want)
+		}
+	}
+}

@@ -133,14 +133,16 @@ func (m *Merchants) fillStatusReasons(ctx context.Context, list []domain.Dashboa
 }
 
 // LedgerPage returns entries offset to offset+limit of the merchant's ledger, newest first,
-// with the total count (one repeatable-read snapshot, as Ledger); domain.ErrNotFound unless the
-// merchant is the company's in env.
+// with the total count, in one repeatable-read snapshot; domain.ErrNotFound unless the merchant
+// is the principal company's in its environment.
 func (m *Merchants) LedgerPage(ctx context.Context, p domain.Principal, merchantID string, limit, offset int) (domain.MerchantLedger, error) {
 	id, err := uuid.Parse(merchantID)
 	if err != nil {
 		return domain.MerchantLedger{}, domain.ErrNotFound
 	}
 	l := domain.MerchantLedger{MerchantID: id.String()}
+	// As pgtype.UUID: pgx encodes a uuid.UUID through its text form, a failed binary encode and
+	// a re-parse.
 	pid := pgtype.UUID{Bytes: id, Valid: true}
 	err = pgx.BeginTxFunc(ctx, m.db, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead},
 		func(tx pgx.Tx) error {

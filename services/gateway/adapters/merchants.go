@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
@@ -58,38 +57,7 @@ func (m *Merchants) List(ctx context.Context, companyID uuid.UUID, env domain.En
 // count; domain.ErrNotFound unless the merchant is the company's in env.
 func (m *Merchants) Ledger(ctx context.Context, companyID uuid.UUID, env domain.Environment, merchantID string,
 	limit int) (domain.MerchantLedger, error) {
-	id, err := uuid.Parse(merchantID)
-	if err != nil {
-		return domain.MerchantLedger{}, domain.ErrNotFound
-	}
-	l := domain.MerchantLedger{MerchantID: id.String()}
-	// As pgtype.UUID: pgx encodes a uuid.UUID through its text form, a failed binary encode and
-	// a re-parse.
-	pid := pgtype.UUID{Bytes: id, Valid: true}
-	err = pgx.BeginTxFunc(ctx, m.db, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead},
-		func(tx pgx.Tx) error {
-			err := tx.QueryRow(ctx, `SELECT name, (SELECT count(*) FROM merchant.merchant_ledger WHERE merchant_id = $1)
-                FROM merchant.merchants WHERE id = $1 AND company_id = $2 AND environment = $3`,
-				pid, companyID.String(), string(env)).Scan(&l.MerchantName, &l.TotalCount)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return domain.ErrNotFound
-			}
-			if err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, `SELECT id::text, type, amount_micros, balance_before_micros,
-                balance_after_micros, payment_id, status, description, created_at
-                FROM merchant.merchant_ledger WHERE merchant_id = $1 ORDER BY seq DESC LIMIT $2`, pid, limit)
-			if err != nil {
-				return err
-			}
-			l.Entries, err = pgx.CollectRows(rows, scanLedgerEntry)
-			return err
-		})
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		err = fmt.Errorf("reading merchant ledger: %w", err)
-	}
-	return l, err
+	return m.LedgerPage(ctx, domain.Principal{CompanyID: companyID, Environment: env}, merchantID, limit, 0)
 }
 
 func scanLedgerEntry(row pgx.CollectableRow) (domain.MerchantLedgerEntry, error) {

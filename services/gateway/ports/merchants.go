@@ -3,7 +3,6 @@ package ports
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -158,15 +157,7 @@ func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
 // merchantLedgerLimit reads limit (1 to 100, default 50); the route takes no other parameter
 // (strictQuery).
 func merchantLedgerLimit(r *http.Request) (int, error) {
-	q := r.URL.Query()
-	if !q.Has("limit") {
-		return defaultMerchantLedgerLimit, nil
-	}
-	n, err := strconv.Atoi(q.Get("limit"))
-	if err != nil || n < 1 || n > maxMerchantLedgerLimit {
-		return 0, domain.Invalid("limit", "must be a whole number from 1 to 100")
-	}
-	return n, nil
+	return pageLimit(r.URL.Query(), defaultMerchantLedgerLimit, maxMerchantLedgerLimit)
 }
 
 type merchantStatusRequest struct {

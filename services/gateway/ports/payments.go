@@ -3,7 +3,6 @@ package ports
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/payplat/platform/pkg/events"
@@ -102,21 +101,14 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 // CONFIRMED, FAILED); a bad value is 400 VALIDATION_ERROR. The route takes no other parameter,
 // and none twice (strictQuery).
 func paymentFilter(r *http.Request) (domain.PaymentFilter, error) {
-	f := domain.PaymentFilter{Limit: defaultPaymentsLimit}
 	q := r.URL.Query()
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxPaymentsLimit {
-			return f, domain.Invalid("limit", "must be a whole number from 1 to 100")
-		}
-		f.Limit = n
+	var f domain.PaymentFilter
+	var err error
+	if f.Limit, err = pageLimit(q, defaultPaymentsLimit, maxPaymentsLimit); err != nil {
+		return f, err
 	}
-	if q.Has("offset") {
-		n, err := strconv.Atoi(q.Get("offset"))
-		if err != nil || n < 0 {
-			return f, domain.Invalid("offset", "must be a whole number of at least 0")
-		}
-		f.Offset = n
+	if f.Offset, err = pageOffset(q); err != nil {
+		return f, err
 	}
 	if q.Has("status") {
 		v := q.Get("status")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
@@ -85,19 +84,14 @@ func parsePoolFilter(r *http.Request) (domain.PoolTransactionFilter, error) {
 			return f, domain.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL")
 		}
 	}
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > poolMaxLimit {
-			return f, domain.Invalid("limit", "must be a whole number from 1 to 100")
-		}
-		f.Limit = n
+	var err error
+	if f.Limit, err = pageLimit(q, poolDefaultLimit, poolMaxLimit); err != nil {
+		return f, err
 	}
-	if q.Has("offset") {
-		n, err := strconv.ParseInt(q.Get("offset"), 10, 64)
-		if err != nil || n < 0 {
-			return f, domain.Invalid("offset", "must be a whole number, 0 or more")
-		}
-		f.Offset = n
+	offset, err := pageOffset(q)
+	f.Offset = int64(offset)
+	if err != nil {
+		return f, err
 	}
 	return f, nil
 }

@@ -1,9 +1,11 @@
 package ports
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/payplat/platform/services/gateway/domain"
@@ -48,4 +50,28 @@ func checkQuery(raw string, params []string) error {
 		}
 	}
 	return nil
+}
+
+// pageLimit reads the query parameter limit, a whole number from 1 to maxLimit; def when absent.
+func pageLimit(q url.Values, def, maxLimit int) (int, error) {
+	if !q.Has("limit") {
+		return def, nil
+	}
+	n, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, domain.Invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+	}
+	return n, nil
+}
+
+// pageOffset reads the query parameter offset, a whole number of at least 0; 0 when absent.
+func pageOffset(q url.Values) (int, error) {
+	if !q.Has("offset") {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(q.Get("offset"))
+	if err != nil || n < 0 {
+		return 0, domain.Invalid("offset", "must be a whole number of at least 0")
+	}
+	return n, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/gorilla/mux"
 
@@ -63,12 +62,10 @@ func webhookLogFilter(r *http.Request) (domain.WebhookLogFilter, error) {
 			return f, domain.Invalid("event_type", "must be a webhook event type such as payment.confirmed")
 		}
 	}
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxWebhookLogLimit {
-			return f, domain.Invalid("limit", fmt.Sprintf("must be an integer from 1 to %d", maxWebhookLogLimit))
-		}
-		f.Limit = n
+	var err error
+	f.Limit, err = pageLimit(q, defaultWebhookLogLimit, maxWebhookLogLimit)
+	if err != nil {
+		return f, err
 	}
 	return f, nil
 }
