@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/health"
@@ -26,18 +25,6 @@ func checkCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// connect returns a connection to a fresh in-process JetStream server, closed when the test
-// and its parallel subtests end.
-func connect(t *testing.T) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
 }
 
 func TestPostgresCheckMessages(t *testing.T) {
@@ -115,7 +102,7 @@ func TestPostgresCheck(t *testing.T) {
 
 func TestNATSCheck(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	check := health.NATSCheck(nc)
 	if err := check(checkCtx(t)); err != nil {
 		t.Fatalf("check on a live connection = %v", err)
@@ -135,7 +122,7 @@ func TestNATSCheck(t *testing.T) {
 
 func TestStreamsCheck(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +162,7 @@ func TestStreamsCheck(t *testing.T) {
 // does, and watches readiness follow the streams.
 func TestReadyzAgainstRealDependencies(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

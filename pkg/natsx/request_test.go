@@ -19,11 +19,7 @@ import (
 // connection) as ErrUnavailable, and a reply that is not JSON as an error of its own.
 func TestRequestJSONTellsRepliesErrorsAndSilenceApart(t *testing.T) {
 	t.Parallel()
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := testkit.ConnectNATS(t)
 	ctx := context.Background()
 	type echo struct{ N int }
 

@@ -36,23 +36,13 @@ func serve(t *testing.T, nc *nats.Conn, cfg natsx.ServerConfig, endpoints ...nat
 	return s
 }
 
-func connect(t *testing.T) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
 type num struct{ N int }
 
 // A reply is the handler's value as JSON; a refusal is the service's *Error, in the body and in
 // micro's error headers; no server is CodeUnavailable.
 func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	ctx := context.Background()
 	var out num
 	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
@@ -95,7 +85,7 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 // the one still running, whose reply still goes out.
 func TestAServerRunsRequestsAtOnceAndStopWaitsForThem(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	release, started := make(chan struct{}), make(chan struct{})
 	s := serve(t, nc, natsx.ServerConfig{},
 		natsx.Endpoint{Name: "wait", Subject: "calc.wait", Handle: func(context.Context, micro.Request) (any, error) {
@@ -136,7 +126,7 @@ func TestAServerRunsRequestsAtOnceAndStopWaitsForThem(t *testing.T) {
 // A request gets the server's Timeout as its deadline, within the server's Context.
 func TestARequestEndsWithItsTimeout(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	serve(t, nc, natsx.ServerConfig{Timeout: 50 * time.Millisecond, Errors: func(err error) (*natsx.Error, bool) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return &natsx.Error{Code: "TIMEOUT", Message: err.Error()}, false
@@ -158,7 +148,7 @@ func TestARequestEndsWithItsTimeout(t *testing.T) {
 // code only in the header).
 func TestCallReadsTheHeadersOfAReplyWithoutTheErrorShape(t *testing.T) {
 	t.Parallel()
-	nc := connect(t)
+	nc := testkit.ConnectNATS(t)
 	svc, err := micro.AddService(nc, micro.Config{Name: "old", Version: "1.0.0"})
 	if err != nil {
 		t.Fatal(err)

@@ -212,17 +212,13 @@ type streamEnv struct {
 func newStreamEnv(t *testing.T) *streamEnv {
 	t.Helper()
 	e := &streamEnv{db: newDB(t)}
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	e.nc = nc
-	e.js, _ = jetstream.New(nc)
+	e.nc = testkit.ConnectNATS(t)
+	e.js, _ = jetstream.New(e.nc)
 	ctx := context.Background()
 	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "PAYMENTS", Subjects: []string{"payment.>"}}); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	e.cons, err = e.js.CreateOrUpdateConsumer(ctx, "PAYMENTS", jetstream.ConsumerConfig{
 		Durable: "test-payments", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second,
 	})

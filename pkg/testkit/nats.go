@@ -3,6 +3,8 @@ package testkit
 import (
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/payplat/platform/pkg/natsx"
 )
 
@@ -20,4 +22,16 @@ func NATS(t testing.TB) string {
 		s.WaitForShutdown()
 	})
 	return s.ClientURL()
+}
+
+// ConnectNATS connects to a fresh server of NATS and returns the connection, closed when the
+// test ends.
+func ConnectNATS(t testing.TB) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(NATS(t))
+	if err != nil {
+		t.Fatalf("connecting to nats-server: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }

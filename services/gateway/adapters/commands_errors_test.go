@@ -20,11 +20,7 @@ import (
 // The gateway's errors for the pool service's and the webhook-dispatcher's error replies, and
 // for their absence. Their successful replies are tested against the real services (ports).
 func TestCommandErrorsBecomeGatewayErrors(t *testing.T) {
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := testkit.ConnectNATS(t)
 	ctx := context.Background()
 	company, p := uuid.New(), domain.Principal{CompanyID: uuid.New(), Environment: domain.Test}
 	settings := func(pool *adapters.PoolCommands) error {

@@ -21,11 +21,7 @@ import (
 // liveBus is a JetStream server with the platform's streams, and a feed on it.
 func liveBus(t *testing.T) (*nats.Conn, jetstream.JetStream, *adapters.LiveEvents) {
 	t.Helper()
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := testkit.ConnectNATS(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/testkit"
@@ -15,11 +14,7 @@ import (
 
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
-	nc, err := nats.Connect(testkit.NATS(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := testkit.ConnectNATS(t)
 	g := newGateway(t, withChecks(func(db *pgxpool.Pool) map[string]health.Check {
 		return map[string]health.Check{"postgres": health.PostgresCheck(db), "nats": health.NATSCheck(nc)}
 	}))
