@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/natsx"
 )
@@ -34,4 +35,28 @@ func ConnectNATS(t testing.TB) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// Dial connects to the NATS server at url (one a test started, or a service's) and returns the
+// connection, closed when the test ends.
+func Dial(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// JetStream connects to the NATS server at url like Dial and returns the connection with its
+// JetStream context, for tests that publish to streams or inspect them and their consumers.
+func JetStream(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc := Dial(t, url)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
 }

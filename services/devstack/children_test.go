@@ -118,14 +118,10 @@ func TestSupervisorReportsUnexpectedExit(t *testing.T) {
 	t.Parallel()
 	out := &testkit.Buffer{}
 	sup := startShell(t, out, "payment-projection", `echo bye; exit 3`)
-	select {
-	case e := <-sup.Exits():
-		var exit *exec.ExitError
-		if e.Name != "payment-projection" || !errors.As(e.Err, &exit) || exit.ExitCode() != 3 {
-			t.Fatalf("exit: %+v", e)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("exit not reported")
+	e := testkit.Receive(t, sup.Exits(), 10*time.Second, "exit reported")
+	var exit *exec.ExitError
+	if e.Name != "payment-projection" || !errors.As(e.Err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("exit: %+v", e)
 	}
 	if err := contains(out, "payment-projection | bye", "exited unexpectedly")(); err != nil {
 		t.Fatal(err)

@@ -10,10 +10,7 @@ import (
 
 func TestLoadConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustLoadConfig(t, nil)
 	if cfg.BinDir != ".data/bin" || cfg.DataDir != ".data" || cfg.GatewayAddr != "127.0.0.1:8080" ||
 		cfg.PostgresPort != 5433 || cfg.NATSPort != 4250 || cfg.CronInterval != time.Minute || cfg.LogFormat != "text" {
 		t.Fatalf("defaults: %+v", cfg)
@@ -94,10 +91,7 @@ func TestLoadConfigRejects(t *testing.T) {
 
 func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustLoadConfig(t, nil)
 	r := Resolved{DatabaseURL: "postgres://db", NATSURL: "nats://n", DataDir: "/d",
 		Secrets: Secrets{AdminToken: "adm", CronSecret: "cron", IdempotencySecret: "idem", WebhookSecretKey: "whk",
 			WalletXPubLive: "xl", WalletXPubTest: "xt", LegacyWalletSeed: "seed"}}
@@ -141,10 +135,7 @@ func TestChildEnvGivesEachSecretOnlyWhereNeeded(t *testing.T) {
 // hands every one the stack's URL as it is.
 func TestChildEnvGivesEachServiceItsDatabaseRole(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustLoadConfig(t, nil)
 	r := Resolved{DatabaseURL: "postgres://postgres@127.0.0.1:5433/payplat?sslmode=disable"}
 	want := map[string]string{Gateway: "payplat_gateway", "merchant": "payplat_merchant", "pool": "payplat_pool",
 		"payment-projection": "payplat_payments", "webhook-dispatcher": "payplat_webhooks"}
@@ -154,10 +145,7 @@ func TestChildEnvGivesEachServiceItsDatabaseRole(t *testing.T) {
 			t.Errorf("%s: DATABASE_URL %s, want role %s", name, got, want[name])
 		}
 	}
-	off, err := LoadConfig(map[string]string{"DEV_DB_ROLES": "false"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := mustLoadConfig(t, map[string]string{"DEV_DB_ROLES": "false"})
 	if got := off.DatabaseURLOf("pool", r); got != r.DatabaseURL {
 		t.Errorf("DEV_DB_ROLES=false: pool gets %s", got)
 	}
@@ -167,10 +155,7 @@ func TestChildEnvGivesEachServiceItsDatabaseRole(t *testing.T) {
 // shell's NATS_CREDS; a NATS without authorization gives none.
 func TestChildEnvGivesEachServiceItsNATSUser(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustLoadConfig(t, nil)
 	keys := &natsauth.Keys{Dir: "/d/nats-keys"}
 	base := []string{"NATS_CREDS=/home/me/operator.nk"}
 	for _, name := range Services {
@@ -191,4 +176,24 @@ func TestChildEnvGivesEachServiceItsNATSUser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustLoadConfig is LoadConfig of environ, failing the test on an error.
+func mustLoadConfig(t *testing.T, environ map[string]string) Config {
+	t.Helper()
+	cfg, err := LoadConfig(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// mustLoadSecrets is LoadSecrets of dir with overrides, failing the test on an error.
+func mustLoadSecrets(t *testing.T, dir string, overrides Secrets) Secrets {
+	t.Helper()
+	s, err := LoadSecrets(dir, overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

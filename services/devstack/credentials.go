@@ -1,11 +1,7 @@
 package devstack
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 )
 
 // CredentialsFile is the name, under DATA_DIR, of the file that tells a developer (and
@@ -48,27 +44,12 @@ type APIKeys struct {
 
 // ReadCredentials reads the credentials file at path; a missing file gives zero Credentials.
 func ReadCredentials(path string) (Credentials, error) {
-	var c Credentials
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	}
-	if err != nil {
-		return c, fmt.Errorf("reading credentials: %w", err)
-	}
-	if err := json.Unmarshal(data, &c); err != nil {
-		return Credentials{}, fmt.Errorf("reading credentials: %s: %w", path, err)
-	}
-	return c, nil
+	return readJSONFile[Credentials](path, "credentials")
 }
 
 // WriteCredentials replaces the credentials file at path, readable by the owner only.
 func WriteCredentials(path string, c Credentials) error {
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := writePrivateFile(path, append(data, '\n')); err != nil {
+	if err := writeJSONFile(path, c); err != nil {
 		return fmt.Errorf("writing credentials: %w", err)
 	}
 	return nil

@@ -4,10 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -57,31 +54,14 @@ func LoadSecrets(dataDir string, overrides Secrets) (Secrets, error) {
 		return Secrets{}, err
 	}
 	if filled != kept {
-		data, err := json.MarshalIndent(filled, "", "  ")
-		if err != nil {
-			return Secrets{}, err
-		}
-		if err := writePrivateFile(path, append(data, '\n')); err != nil {
+		if err := writeJSONFile(path, filled); err != nil {
 			return Secrets{}, fmt.Errorf("saving secrets: %w", err)
 		}
 	}
 	return filled.overriddenBy(overrides), nil
 }
 
-func readSecrets(path string) (Secrets, error) {
-	var s Secrets
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return s, fmt.Errorf("reading secrets: %w", err)
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return s, fmt.Errorf("reading secrets: %s: %w", path, err)
-	}
-	return s, nil
-}
+func readSecrets(path string) (Secrets, error) { return readJSONFile[Secrets](path, "secrets") }
 
 // withGenerated fills the empty fields with fresh random values.
 func (s Secrets) withGenerated() (Secrets, error) {

@@ -14,10 +14,7 @@ import (
 func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	first, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustLoadSecrets(t, dir, Secrets{})
 	if key, err := base64.StdEncoding.DecodeString(first.WebhookSecretKey); err != nil || len(key) != 32 {
 		t.Errorf("WEBHOOK_SECRET_KEY %q is not the base64 of 32 bytes (%v)", first.WebhookSecretKey, err)
 	}
@@ -44,10 +41,7 @@ func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 		t.Errorf("secrets file mode %o, want 600", perm)
 	}
 
-	second, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := mustLoadSecrets(t, dir, Secrets{})
 	if second != first {
 		t.Fatalf("second load generated new secrets:\n%+v\n%+v", first, second)
 	}
@@ -56,21 +50,12 @@ func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {
 func TestLoadSecretsOverridesAreNotSaved(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	kept, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadSecrets(dir, Secrets{AdminToken: "from-env"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kept := mustLoadSecrets(t, dir, Secrets{})
+	got := mustLoadSecrets(t, dir, Secrets{AdminToken: "from-env"})
 	if got.AdminToken != "from-env" || got.CronSecret != kept.CronSecret {
 		t.Fatalf("override: %+v", got)
 	}
-	again, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := mustLoadSecrets(t, dir, Secrets{})
 	if again != kept {
 		t.Fatalf("override was saved: %+v", again)
 	}
@@ -82,10 +67,7 @@ func TestLoadSecretsFillsMissingFields(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, SecretsFile), []byte(`{"admin_token":"kept"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustLoadSecrets(t, dir, Secrets{})
 	if s.AdminToken != "kept" || s.CronSecret == "" || s.IdempotencySecret == "" || s.WalletXPubLive == "" ||
 		s.WalletXPubTest == "" || s.WebhookSecretKey == "" {
 		t.Fatalf("secrets: %+v", s)
@@ -105,10 +87,7 @@ func TestLoadSecretsDerivesTheWalletKeysFromALegacySeed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, SecretsFile), []byte(`{"admin_token":"kept","wallet_master_seed":"`+seedHex+`"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadSecrets(dir, Secrets{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustLoadSecrets(t, dir, Secrets{})
 	seed, _ := wallet.ParseSeed(seedHex)
 	live, _ := wallet.AccountXPub(seed, wallet.LiveAccount)
 	test, _ := wallet.AccountXPub(seed, wallet.TestAccount)

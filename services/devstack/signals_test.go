@@ -104,13 +104,8 @@ func TestDevstackStoppedByARepeatedSIGTERMLeavesNoPostgres(t *testing.T) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("devstack exited with %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("devstack did not stop")
+	if err := testkit.Receive(t, done, 2*time.Minute, "stop of devstack"); err != nil {
+		t.Fatalf("devstack exited with %v", err)
 	}
 	if err := postgresGone(url)(); err != nil {
 		t.Fatal(err)

@@ -33,10 +33,7 @@ func fakeStack(t *testing.T, extraEnv ...string) Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := LoadConfig(map[string]string{"LOG_LEVEL": "debug"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustLoadConfig(t, map[string]string{"LOG_LEVEL": "debug"})
 	cfg.BinDir = bin
 	cfg.DataDir = t.TempDir()
 	cfg.DatabaseURL = "postgres://fake@127.0.0.1:1/payplat" // the fakes never connect

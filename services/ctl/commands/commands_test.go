@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/ctl/commands"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
@@ -25,31 +24,12 @@ const adminToken = "ctl-test-admin-token-0123456789abcdef"
 // startGateway runs the real gateway in process on a random port.
 func startGateway(t *testing.T) string {
 	t.Helper()
-	cfg, err := service.LoadFrom(map[string]string{
+	return gatewaytest.Run(t, map[string]string{
 		"DATABASE_URL":       testkit.NewDatabase(t, migrations.Set()),
 		"NATS_URL":           testkit.NATS(t),
-		"GATEWAY_ADDR":       "127.0.0.1:0",
-		"HEALTH_ADDR":        "127.0.0.1:0",
 		"ADMIN_TOKEN":        adminToken,
 		"IDEMPOTENCY_SECRET": adminToken,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- svc.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("gateway Run: %v", err)
-		}
-	})
-	return svc.URL()
+	}).URL()
 }
 
 // ctl runs payplat-ctl in process with env as its environment.

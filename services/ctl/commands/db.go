@@ -11,8 +11,7 @@ import (
 )
 
 func newDBCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "db", Short: "Prepare the platform's PostgreSQL database"}
-	cmd.AddCommand(&cobra.Command{
+	return group("db", "Prepare the platform's PostgreSQL database", &cobra.Command{
 		Use:   "roles",
 		Short: "Lay out a role per service owning its schema, with read-only grants across schemas",
 		Long: `Connects with DATABASE_URL (a superuser, or the database owner when the service roles
@@ -45,5 +44,4 @@ start, and again after an upgrade. The layout is pkg/pg.Roles; docs/SECURITY.md 
 			return nil
 		},
 	})
-	return cmd
 }

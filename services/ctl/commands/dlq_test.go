@@ -34,15 +34,7 @@ type dlqEnv struct {
 func newDLQEnv(t *testing.T) *dlqEnv {
 	t.Helper()
 	url := testkit.NATS(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := testkit.JetStream(t, url)
 	if err := bus.Provision(t.Context(), js, bus.ProvisionOptions{}); err != nil {
 		t.Fatal(err)
 	}

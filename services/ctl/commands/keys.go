@@ -10,15 +10,6 @@ import (
 	"github.com/payplat/platform/services/ctl/adminapi"
 )
 
-func newKeysCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "keys",
-		Short: "Manage companies' API keys",
-	}
-	cmd.AddCommand(newKeysRollCommand(g))
-	return cmd
-}
-
 func newKeysRollCommand(g *globals) *cobra.Command {
 	var companyID, keyType string
 	cmd := &cobra.Command{

@@ -11,7 +11,6 @@ import (
 )
 
 func newNATSCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "nats", Short: "The NATS users of the platform: their keys and the servers' authorization block"}
 	var envRefs bool
 	config := &cobra.Command{
 		Use:   "server-config",
@@ -86,6 +85,5 @@ this again, roll the servers' configuration, then the user's processes (docs/SEC
 			return nil
 		},
 	}
-	cmd.AddCommand(keys, config, users)
-	return cmd
+	return group("nats", "The NATS users of the platform: their keys and the servers' authorization block", keys, config, users)
 }

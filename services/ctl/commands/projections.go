@@ -142,6 +142,20 @@ func (p *projectionsCmd) open(ctx context.Context, name string) (def projection.
 	return def, db, closeAll, nil
 }
 
+// withProjection is the RunE of a command on the projection its argument names: run gets it
+// opened, with its database, and everything opened is closed after.
+func (p *projectionsCmd) withProjection(run func(ctx context.Context, cmd *cobra.Command, def projection.Definition, db *pgxpool.Pool) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		def, db, done, err := p.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		defer done()
+		return run(ctx, cmd, def, db)
+	}
+}
+
 func (p *projectionsCmd) listCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
@@ -182,13 +196,7 @@ func (p *projectionsCmd) rebuildCommand() *cobra.Command {
 			"written: no event is published and no webhook is sent again. A second rebuild or verify of the\n" +
 			"same projection is refused while one runs.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			def, db, done, err := p.open(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: p.withProjection(func(ctx context.Context, cmd *cobra.Command, def projection.Definition, db *pgxpool.Pool) error {
 			if dryRun {
 				return p.dryRun(cmd, def)
 			}
@@ -199,7 +207,7 @@ func (p *projectionsCmd) rebuildCommand() *cobra.Command {
 				return err
 			}
 			return printRebuild(cmd, p.g, def, res)
-		},
+		}),
 	}
 	rebuild.Flags().BoolVar(&dryRun, "dry-run", false, "only report how many events a rebuild would apply")
 	return rebuild
@@ -225,13 +233,7 @@ func (p *projectionsCmd) verifyCommand() *cobra.Command {
 		Short: "Rebuild a projection into a scratch schema and print the rows that differ from the live tables",
 		Long:  "Exits with status 1 when any row differs. The live tables are not changed.",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			def, db, done, err := p.open(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: p.withProjection(func(ctx context.Context, cmd *cobra.Command, def projection.Definition, db *pgxpool.Pool) error {
 			bar := newBar(cmd, "verifying "+def.Name())
 			diffs, res, err := projection.Verify(ctx, db, def, projection.RebuildOptions{Progress: bar.progress})
 			bar.finish()
@@ -253,7 +255,7 @@ func (p *projectionsCmd) verifyCommand() *cobra.Command {
 				return &ExitError{Code: 1, Err: fmt.Errorf("projection %s differs from its source in %d rows", def.Name(), len(diffs))}
 			}
 			return nil
-		},
+		}),
 	}
 }
 

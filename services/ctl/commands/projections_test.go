@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -34,12 +32,7 @@ func TestProjectionsVerifyRebuildMerchants(t *testing.T) {
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, merchantmigrations.Set())
 	svctest.StartOn(t, merchant.Options(merchantConfig(t)), dsn, url)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	client := merchantapi.NewClient(nc)
+	client := merchantapi.NewClient(testkit.Dial(t, url))
 	ctx := context.Background()
 	var ids []string
 	for range 3 {
@@ -111,15 +104,7 @@ func TestProjectionsVerifyRebuildPayments(t *testing.T) {
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, paymentmigrations.Set())
 	svctest.StartOn(t, paymentservice.Options(paymentservice.Config{ExpiryInterval: time.Hour, BatchSize: 100, Workers: 1}), dsn, url)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := testkit.JetStream(t, url)
 	ctx := context.Background()
 	merchantID := uuid.NewString()
 	now := time.Now().UTC()

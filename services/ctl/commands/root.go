@@ -55,8 +55,13 @@ func NewRoot(o Options) *cobra.Command {
 		"admin token (default $ADMIN_TOKEN; prefer the variable, flags show in process lists)")
 	pf.BoolVar(&g.json, "json", false, "print JSON, for scripts")
 	pf.DurationVar(&g.timeout, "timeout", 30*time.Second, "give up after this long")
-	root.AddCommand(newCompaniesCommand(g), newKeysCommand(g), newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g),
-		newWebhooksCommand(g), newWalletCommand(g), newDBCommand(g), newNATSCommand(g))
+	root.AddCommand(
+		group("companies", "Create and list partner companies", newCompaniesCreateCommand(g), newCompaniesListCommand(g)),
+		group("keys", "Manage companies' API keys", newKeysRollCommand(g)),
+		newStreamsCommand(g), newDLQCommand(g), newProjectionsCommand(g),
+		group("webhooks", "Work with webhooks", newWebhooksListenCommand(g)),
+		group("wallet", "Produce the keys merchant wallets derive from", newWalletXPubCommand(g)),
+		newDBCommand(g), newNATSCommand(g))
 	return root
 }
 
@@ -82,6 +87,13 @@ func (g *globals) adminRun(run func(ctx context.Context, cmd *cobra.Command, cli
 		defer cancel()
 		return run(ctx, cmd, client)
 	}
+}
+
+// group is a command that only holds subcommands: run alone, it prints its help.
+func group(use, short string, subcommands ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short}
+	cmd.AddCommand(subcommands...)
+	return cmd
 }
 
 func (g *globals) getenv(name string) string {

@@ -11,12 +11,6 @@ import (
 	"github.com/payplat/platform/services/merchant/wallet"
 )
 
-func newWalletCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "wallet", Short: "Produce the keys merchant wallets derive from"}
-	cmd.AddCommand(newWalletXPubCommand(g))
-	return cmd
-}
-
 // maxSeedInput bounds what is read of standard input: a hex seed is at most 128 characters.
 const maxSeedInput = 4096
 

@@ -16,12 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newWebhooksCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "webhooks", Short: "Work with webhooks"}
-	cmd.AddCommand(newWebhooksListenCommand(g))
-	return cmd
-}
-
 // maxWebhookBody bounds what the listener reads of one delivery.
 const maxWebhookBody = 1 << 20
 

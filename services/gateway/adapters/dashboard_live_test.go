@@ -3,7 +3,6 @@ package adapters_test
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,19 +85,13 @@ func TestLiveEventsEndWhileBusy(t *testing.T) {
 	_, js, live := liveBus(t)
 	p := domain.Principal{CompanyID: uuid.New(), Environment: domain.Test}
 	subject := "payment.test." + p.CompanyID.String() + ".created"
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_, _ = js.PublishAsync(subject, []byte("{}"))
-			}
+	stop := testkit.RunInBackground(func(ctx context.Context) error {
+		for ctx.Err() == nil {
+			_, _ = js.PublishAsync(subject, []byte("{}"))
 		}
+		return nil
 	})
-	defer func() { close(stop); wg.Wait() }()
+	defer func() { _ = stop() }()
 	for range 30 {
 		ctx, cancel := context.WithCancel(context.Background())
 		feed, err := live.Subscribe(ctx, p)

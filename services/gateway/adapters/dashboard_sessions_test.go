@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/adapters"
@@ -15,32 +16,47 @@ import (
 	"github.com/payplat/platform/services/gateway/migrations"
 )
 
-// A dashboard session works while its key is active and it is used; Check does not count as
-// use; idle sessions expire and are deleted; a roll of its key ends it at once; sign-out
-// deletes it; the masked keys never include a hash or a key.
-func TestDashboardSessionLifecycle(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
+// sessionStore is a fresh gateway database holding the company "Acme Ltd" with one secret key
+// of env, the key a test opens dashboard sessions with.
+type sessionStore struct {
+	db        *pgxpool.Pool
+	companies *adapters.CompanyRepository
+	sessions  *adapters.DashboardSessions
+	key       domain.APIKey
+}
+
+func newSessionStore(t *testing.T, env domain.Environment) sessionStore {
+	t.Helper()
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
 	companies := adapters.NewCompanyRepository(db)
 	company, err := domain.NewCompany("Acme Ltd", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := domain.NewAPIKey(company.ID(), domain.KeyType{Kind: domain.Secret, Environment: domain.Test}, time.Now())
+	key, _, err := domain.NewAPIKey(company.ID(), domain.KeyType{Kind: domain.Secret, Environment: env}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := companies.AddCompany(ctx, company, []domain.APIKey{key}); err != nil {
+	if err := companies.AddCompany(t.Context(), company, []domain.APIKey{key}); err != nil {
 		t.Fatal(err)
 	}
-	sessions := adapters.NewDashboardSessions(db)
+	return sessionStore{db: db, companies: companies, sessions: adapters.NewDashboardSessions(db), key: key}
+}
+
+// A dashboard session works while its key is active and it is used; Check does not count as
+// use; idle sessions expire and are deleted; a roll of its key ends it at once; sign-out
+// deletes it; the masked keys never include a hash or a key.
+func TestDashboardSessionLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st := newSessionStore(t, domain.Test)
+	db, companies, sessions, key := st.db, st.companies, st.sessions, st.key
 	token := sha256.Sum256([]byte("token one"))
 	if err := sessions.Create(ctx, token[:], key.ID()); err != nil {
 		t.Fatal(err)
 	}
 	s, err := sessions.Find(ctx, token[:], time.Hour)
-	if err != nil || s.Principal.CompanyID != company.ID() || s.Principal.Environment != domain.Test ||
+	if err != nil || s.Principal.CompanyID != key.CompanyID() || s.Principal.Environment != domain.Test ||
 		s.Principal.KeyKind != domain.Secret || s.Principal.KeyID != key.ID() {
 		t.Fatalf("Find = %+v, %v", s, err)
 	}
@@ -80,7 +96,7 @@ func TestDashboardSessionLifecycle(t *testing.T) {
 	if err := sessions.Create(ctx, other[:], key.ID()); err != nil {
 		t.Fatal(err)
 	}
-	rolled, _, _ := domain.NewAPIKey(company.ID(), key.Type(), time.Now())
+	rolled, _, _ := domain.NewAPIKey(key.CompanyID(), key.Type(), time.Now())
 	if err := companies.ReplaceKey(ctx, rolled); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +118,7 @@ func TestDashboardSessionLifecycle(t *testing.T) {
 		t.Fatal("a session for a key that does not exist was stored")
 	}
 
-	keys, err := sessions.ActiveKeys(ctx, company.ID())
+	keys, err := sessions.ActiveKeys(ctx, key.CompanyID())
 	if err != nil || len(keys) != 1 || keys[0].DisplayPrefix != rolled.DisplayPrefix() || keys[0].Type != rolled.Type() {
 		t.Fatalf("ActiveKeys = %+v, %v", keys, err)
 	}
@@ -112,14 +128,8 @@ func TestDashboardSessionLifecycle(t *testing.T) {
 func TestDashboardSessionPurge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
-	companies := adapters.NewCompanyRepository(db)
-	company, _ := domain.NewCompany("Acme Ltd", time.Now())
-	key, _, _ := domain.NewAPIKey(company.ID(), domain.KeyType{Kind: domain.Secret, Environment: domain.Live}, time.Now())
-	if err := companies.AddCompany(ctx, company, []domain.APIKey{key}); err != nil {
-		t.Fatal(err)
-	}
-	sessions := adapters.NewDashboardSessions(db)
+	st := newSessionStore(t, domain.Live)
+	db, sessions, key := st.db, st.sessions, st.key
 	for _, name := range []string{"fresh", "idle"} {
 		h := sha256.Sum256([]byte(name))
 		if err := sessions.Create(ctx, h[:], key.ID()); err != nil {

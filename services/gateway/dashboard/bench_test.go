@@ -1,13 +1,10 @@
 package dashboard_test
 
 import (
-	"context"
 	"crypto/md5"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -26,8 +23,8 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant/v1"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
 	poolservice "github.com/payplat/platform/services/pool/service"
@@ -49,22 +46,9 @@ func BenchmarkDashboardPages(b *testing.B) {
 	dsn := testkit.NewDatabase(b, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set(),
 		migrate.Set{Schema: po.Schema, Sources: po.Migrations},
 		migrate.Set{Schema: webhookmigrations.Schema, Sources: []fs.FS{projection.Migrations, webhookmigrations.FS}})
-	admin := "bench-admin-" + uuid.NewString()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),
-		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "IDEMPOTENCY_SECRET": admin})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = gw.Run(ctx) }()
-	company, key := createCompany(b, gw.URL(), admin)
-	ids := seedDashboard(b, ctx, dsn, company)
-	client := signIn(b, gw.URL(), key)
+	base, company, key := gatewaytest.RunWithCompany(b, dsn, "Bench Ltd")
+	ids := seedDashboard(b, dsn, company)
+	client := signIn(b, base, key)
 	pages := []struct{ name, path string }{
 		{"overview", "/dashboard/"},
 		{"merchants", "/dashboard/merchants"},
@@ -83,7 +67,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 		{"developers", "/dashboard/developers"},
 	}
 	for _, p := range pages {
-		b.Run(p.name, func(b *testing.B) { benchPage(b, client, gw.URL()+p.path) })
+		b.Run(p.name, func(b *testing.B) { benchPage(b, client, base+p.path) })
 	}
 }
 
@@ -121,10 +105,10 @@ func benchPage(b *testing.B, client *http.Client, url string) {
 type seeded struct{ merchant, payment, delivery string }
 
 // seedDashboard fills the read tables of company's test environment.
-func seedDashboard(b *testing.B, ctx context.Context, dsn, company string) seeded {
+func seedDashboard(b *testing.B, dsn, company string) seeded {
 	db := testkit.NewPool(b, dsn, "public")
 	ids := seeded{merchant: uuidOf("m1"), payment: uuidOf("p1"), delivery: uuidOf("d1")}
-	statements := []string{
+	gatewaytest.Seed(b, db, company,
 		`INSERT INTO merchant.merchants (id, company_id, environment, name, email, wallet_address, wallet_user_id,
             status, version, created_at, updated_at)
          SELECT md5('m' || n)::uuid, $1, 'test', 'Merchant ' || n, 'm' || n || '@example.com',
@@ -136,12 +120,7 @@ func seedDashboard(b *testing.B, ctx context.Context, dsn, company string) seede
          SELECT md5('l' || n)::uuid, md5('m1')::uuid, n, 'PAYMENT', 1000000, (n - 1) * 1000000::bigint, n * 1000000::bigint,
             md5('p' || n)::uuid::text, 'COMPLETED', 'Payment', 'p' || n, now() - (10001 - n) * interval '1 second'
          FROM generate_series(1, 10000) AS n`,
-		`INSERT INTO payments.payments (company_id, environment, payment_id, status, has_created, merchant_id,
-            merchant_wallet, amount_micros, tx_hash, created_at, expires_at, confirmed_at)
-         SELECT $1, 'test', md5('p' || n)::uuid::text, (ARRAY['CREATED','PROCESSING','CONFIRMED','FAILED'])[1 + n % 4],
-            true, md5('m' || (1 + n % 10000))::uuid::text, '0xw', 12500000, '0x' || md5('t' || n) || md5('u' || n),
-            now() - n * interval '1 second', now() + interval '1 hour', now()
-         FROM generate_series(1::bigint, 1000000::bigint) AS n`,
+		gatewaytest.PaymentsSQL(10000),
 		`INSERT INTO pool.movements (id, company_id, environment, seq, type, amount, balance_before, balance_after,
             status, tx_hash, description, payment_id, payment_amount, merchant_id, merchant_name, created_at, confirmed_at,
             key)
@@ -163,16 +142,7 @@ func seedDashboard(b *testing.B, ctx context.Context, dsn, company string) seede
             CASE WHEN n % 50 = 0 THEN 500 ELSE 200 END, 'ok', now() - n * interval '1 second'
          FROM generate_series(1, 200000) AS n`,
 		`ANALYZE`,
-	}
-	for _, sql := range statements {
-		var args []any
-		if strings.Contains(sql, "$1") {
-			args = []any{company}
-		}
-		if _, err := db.Exec(ctx, sql, args...); err != nil {
-			b.Fatalf("seeding: %v\n%s", err, sql)
-		}
-	}
+	)
 	// The frozen merchants' reasons live in their merchant.status_changed events.
 	for n := 9996; n <= 10000; n++ {
 		id := uuidOf(fmt.Sprintf("m%d", n))
@@ -182,7 +152,7 @@ func seedDashboard(b *testing.B, ctx context.Context, dsn, company string) seede
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Exec(ctx, `INSERT INTO merchant.events (event_id, stream_id, stream_version, event_type, subject,
+		if _, err := db.Exec(b.Context(), `INSERT INTO merchant.events (event_id, stream_id, stream_version, event_type, subject,
                 company_id, environment, occurred_at, payload)
             VALUES (gen_random_uuid(), 'merchant-' || $1, 2, 'merchant.status_changed', 'merchant.test.x.status_changed',
                 $2, 'test', now(), $3)`, id, company, payload); err != nil {
@@ -195,33 +165,6 @@ func seedDashboard(b *testing.B, ctx context.Context, dsn, company string) seede
 // uuidOf is md5(s)::uuid, as the seeding statements name rows.
 func uuidOf(s string) string {
 	return uuid.UUID(md5Sum(s)).String()
-}
-
-// createCompany creates a company through the admin API and returns its id and test secret key.
-func createCompany(b *testing.B, base, admin string) (id, key string) {
-	var resp *http.Response
-	var err error
-	for range 100 { // the listener is bound before Run serves it
-		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/admin/companies", strings.NewReader(`{"name":"Bench Ltd"}`))
-		req.Header.Set("Authorization", "Bearer "+admin)
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err = http.DefaultClient.Do(req); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Company struct{ ID string }
-		Keys    map[string]string
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
-		b.Fatalf("creating company: %d %v", resp.StatusCode, err)
-	}
-	return out.Company.ID, out.Keys["sk_test"]
 }
 
 var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)

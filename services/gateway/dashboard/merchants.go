@@ -22,12 +22,11 @@ func (d *Dashboard) merchants(w http.ResponseWriter, r *http.Request, s *session
 
 func (d *Dashboard) renderMerchants(w http.ResponseWriter, r *http.Request, s *session, status int,
 	errs map[string]string, form url.Values) {
-	q := r.URL.Query()
-	page, err := parsePage(q)
-	if err != nil {
-		d.fail(w, r, s, err)
+	q, page, ok := d.listPage(w, r, s)
+	if !ok {
 		return
 	}
+	var err error
 	v := merchantsView{Pager: pager{Page: page, Total: -1, query: q, path: Prefix + "/merchants"}}
 	v.Merchants, v.Pager.HasMore, err = d.Merchants.Page(r.Context(), s.Principal, pageSize, v.Pager.offset())
 	if err != nil {
@@ -78,12 +77,11 @@ func (d *Dashboard) merchant(w http.ResponseWriter, r *http.Request, s *session)
 
 func (d *Dashboard) renderMerchant(w http.ResponseWriter, r *http.Request, s *session, status int, notice string,
 	errs map[string]string, form url.Values) {
-	q := r.URL.Query()
-	page, err := parsePage(q)
-	if err != nil {
-		d.fail(w, r, s, err)
+	q, page, ok := d.listPage(w, r, s)
+	if !ok {
 		return
 	}
+	var err error
 	id := r.PathValue("id")
 	v := merchantView{Created: q.Get("created") == "1"}
 	if v.Merchant, err = d.Merchants.Get(r.Context(), s.Principal, id); err != nil {

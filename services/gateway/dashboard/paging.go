@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"net/http"
 	"net/url"
 	"strconv"
 
@@ -76,4 +77,16 @@ func (p pager) link(page int) string {
 		return p.path
 	}
 	return p.path + "?" + q.Encode()
+}
+
+// listPage reads a list page's query and its ?page=; a bad page has been answered with the
+// error page when ok is false, so that every list refuses it the same way.
+func (d *Dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session) (q url.Values, page int, ok bool) {
+	q = r.URL.Query()
+	page, err := parsePage(q)
+	if err != nil {
+		d.fail(w, r, s, err)
+		return nil, 0, false
+	}
+	return q, page, true
 }

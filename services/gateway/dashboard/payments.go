@@ -36,12 +36,11 @@ func (d *Dashboard) payments(w http.ResponseWriter, r *http.Request, s *session)
 
 func (d *Dashboard) renderPayments(w http.ResponseWriter, r *http.Request, s *session, status int, notice string,
 	errs map[string]string, form url.Values) {
-	q := r.URL.Query()
-	page, err := parsePage(q)
-	if err != nil {
-		d.fail(w, r, s, err)
+	q, page, ok := d.listPage(w, r, s)
+	if !ok {
 		return
 	}
+	var err error
 	v := paymentsView{Status: q.Get("status"), Statuses: paymentStatuses,
 		Pager: pager{Page: page, Total: -1, query: q, path: Prefix + "/payments"}}
 	f := domain.PaymentFilter{Status: v.Status, Limit: pageSize, Offset: v.Pager.offset()}

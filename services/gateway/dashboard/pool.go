@@ -38,18 +38,18 @@ var poolNotices = map[string]string{
 
 func (d *Dashboard) renderPool(w http.ResponseWriter, r *http.Request, s *session, status int, notice string,
 	errs map[string]string, form url.Values) {
-	ctx, p, q := r.Context(), s.Principal, r.URL.Query()
-	page, err := parsePage(q)
-	if err != nil {
-		d.fail(w, r, s, err)
+	q, page, ok := d.listPage(w, r, s)
+	if !ok {
 		return
 	}
+	ctx, p := r.Context(), s.Principal
 	v := poolView{Type: q.Get("type"), Types: domain.PoolTransactionTypes,
 		Pager: pager{Page: page, query: q, path: Prefix + "/pool"}}
 	if v.Type != "" && !slices.Contains(domain.PoolTransactionTypes, v.Type) {
 		d.fail(w, r, s, domain.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL"))
 		return
 	}
+	var err error
 	if v.Balance, err = d.Pool.Balance(ctx, p.CompanyID, p.Environment); err != nil {
 		d.fail(w, r, s, err)
 		return

@@ -1,7 +1,9 @@
 package ports
 
 import (
+	"cmp"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -78,59 +80,52 @@ var querySeeds = []string{"", "limit=1", "limit=100", "limit=0", "limit=101", "l
 	"offset=0", "offset=-1", "offset=99999999999999999999", "type=DEPOSIT", "type=deposit", "status=PENDING",
 	"status=", "event_type=payment.confirmed", "event_type=x", "%zz", "limit=%00", "sort=asc"}
 
-func fuzzQuery(f *testing.F, decode func(rawQuery string) error) {
+// fuzzQuery fuzzes the query string of a GET of path: decode parses the request as its handler
+// does and returns its error, or why what it accepted is out of the documented bounds.
+func fuzzQuery(f *testing.F, path string, decode func(r *http.Request) error) {
 	for _, s := range querySeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		checkDecoded(t, q, decode(q))
+		r := httptest.NewRequest("GET", path, nil)
+		r.URL.RawQuery = q
+		checkDecoded(t, q, decode(r))
 	})
 }
 
+// pageBounds refuses a limit outside 1 to most or a negative offset, the bounds every list
+// documents.
+func pageBounds[N int | int64](limit, most int, offset N) error {
+	if limit < 1 || limit > most || offset < 0 {
+		return errors.New("accepted out-of-bounds pagination")
+	}
+	return nil
+}
+
 func FuzzPoolFilter(f *testing.F) {
-	fuzzQuery(f, func(q string) error {
-		r := httptest.NewRequest("GET", "/api/v1/management/pool/transactions", nil)
-		r.URL.RawQuery = q
+	fuzzQuery(f, "/api/v1/management/pool/transactions", func(r *http.Request) error {
 		filter, err := parsePoolFilter(r)
-		if err == nil && (filter.Limit < 1 || filter.Limit > poolMaxLimit || filter.Offset < 0) {
-			return errors.New("accepted out-of-bounds pagination")
-		}
-		return err
+		return cmp.Or(err, pageBounds(filter.Limit, poolMaxLimit, filter.Offset))
 	})
 }
 
 func FuzzPaymentFilter(f *testing.F) {
-	fuzzQuery(f, func(q string) error {
-		r := httptest.NewRequest("GET", "/api/v1/management/payments", nil)
-		r.URL.RawQuery = q
+	fuzzQuery(f, "/api/v1/management/payments", func(r *http.Request) error {
 		filter, err := paymentFilter(r)
-		if err == nil && (filter.Limit < 1 || filter.Limit > maxPaymentsLimit || filter.Offset < 0) {
-			return errors.New("accepted out-of-bounds pagination")
-		}
-		return err
+		return cmp.Or(err, pageBounds(filter.Limit, maxPaymentsLimit, filter.Offset))
 	})
 }
 
 func FuzzMerchantLedgerLimit(f *testing.F) {
-	fuzzQuery(f, func(q string) error {
-		r := httptest.NewRequest("GET", "/api/v1/management/merchants/x/transactions", nil)
-		r.URL.RawQuery = q
+	fuzzQuery(f, "/api/v1/management/merchants/x/transactions", func(r *http.Request) error {
 		n, err := merchantLedgerLimit(r)
-		if err == nil && (n < 1 || n > maxMerchantLedgerLimit) {
-			return errors.New("accepted an out-of-bounds limit")
-		}
-		return err
+		return cmp.Or(err, pageBounds(n, maxMerchantLedgerLimit, 0))
 	})
 }
 
 func FuzzWebhookLogFilter(f *testing.F) {
-	fuzzQuery(f, func(q string) error {
-		r := httptest.NewRequest("GET", "/api/v1/dashboard/webhooks/logs", nil)
-		r.URL.RawQuery = q
+	fuzzQuery(f, "/api/v1/dashboard/webhooks/logs", func(r *http.Request) error {
 		filter, err := webhookLogFilter(r)
-		if err == nil && (filter.Limit < 1 || filter.Limit > maxWebhookLogLimit) {
-			return errors.New("accepted an out-of-bounds limit")
-		}
-		return err
+		return cmp.Or(err, pageBounds(filter.Limit, maxWebhookLogLimit, 0))
 	})
 }

@@ -2,8 +2,6 @@ package ports_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -21,6 +19,7 @@ import (
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
 	"github.com/payplat/platform/services/gateway/ports"
 	"github.com/payplat/platform/services/gateway/service"
@@ -57,9 +56,9 @@ func newGateway(t *testing.T, opts ...func(*setup)) *gateway {
 		o(&st)
 	}
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
-	g := &gateway{t: t, db: db, adminToken: randomToken(), cronSecret: randomToken(), logs: &testkit.Buffer{}}
+	g := &gateway{t: t, db: db, adminToken: gatewaytest.Token(), cronSecret: gatewaytest.Token(), logs: &testkit.Buffer{}}
 	cfg, err := service.LoadFrom(map[string]string{"ADMIN_TOKEN": g.adminToken, "CRON_SECRET": g.cronSecret,
-		"IDEMPOTENCY_SECRET": randomToken()})
+		"IDEMPOTENCY_SECRET": gatewaytest.Token()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +138,19 @@ func (r response) json(t *testing.T) map[string]any {
 		t.Fatalf("response is not a JSON object: %v: %s", err, r.body)
 	}
 	return m
+}
+
+// decodeJSON fails the test unless r has the status wanted, and returns its body decoded as a T.
+func decodeJSON[T any](t *testing.T, r response, status int) T {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	var out T
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // request is what a test sends.
@@ -286,10 +298,4 @@ func assertError(t *testing.T, r response, status int, code string, field ...str
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func randomToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

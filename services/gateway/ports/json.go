@@ -114,3 +114,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
+
+// jsonList converts every element of list to its JSON form; an empty list is [] in the answer,
+// never null, as the API documents its lists.
+func jsonList[T, J any](list []T, toJSON func(T) J) []J {
+	out := make([]J, len(list))
+	for i, v := range list {
+		out[i] = toJSON(v)
+	}
+	return out
+}

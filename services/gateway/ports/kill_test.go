@@ -2,10 +2,7 @@ package ports_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/service"
 )
 
@@ -24,29 +22,35 @@ func init() { testkit.RegisterHelper("gateway-killed-mid-payment", gatewayKilled
 // kills itself (SIGKILL) the moment the first payment event it publishes reaches NATS: a
 // payment request cut off after payment.created, before processing and confirmed.
 func gatewayKilledMidPayment() int {
-	nc, err := nats.Connect(os.Getenv("NATS_URL"))
-	if err != nil {
+	if err := runUntilFirstPaymentEvent(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	return 3 // never reached
+}
+
+// runUntilFirstPaymentEvent is gatewayKilledMidPayment's work; it returns only when the
+// gateway could not start, or stopped before the kill.
+func runUntilFirstPaymentEvent() error {
+	nc, err := nats.Connect(os.Getenv("NATS_URL"))
+	if err != nil {
+		return err
+	}
 	if _, err := nc.Subscribe("payment.>", func(*nats.Msg) { testkit.KillSelf() }); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return err
 	}
 	_ = nc.Flush()
 	cfg, err := service.Load()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return err
 	}
 	ctx := context.Background()
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	gw, err := service.New(ctx, cfg, gatewaytest.Quiet)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return err
 	}
 	_ = gw.Run(ctx)
-	return 3 // never reached
+	return nil
 }
 
 // A gateway is killed with SIGKILL in the middle of a simulated payment, after publishing
@@ -57,12 +61,10 @@ func gatewayKilledMidPayment() int {
 // bus.
 func TestGatewayKilledMidPaymentRetriedWithItsKeyPaysOnce(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Killed Gateway")
-	m := s.payMerchant(c, "test", "Kill Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Killed Gateway", "Kill Shop")
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePorts(t, 1))
 	helper := testkit.StartHelper(t, "gateway-killed-mid-payment", "DATABASE_URL="+s.dsn, "NATS_URL="+s.natsURL,
-		"GATEWAY_ADDR="+addr, "HEALTH_ADDR=127.0.0.1:0", "IDEMPOTENCY_SECRET="+randomToken(), "GATEWAY_IDEMPOTENCY_LEASE=2s", "GATEWAY_REQUEST_TIMEOUT=1s", "LOG_LEVEL=error")
+		"GATEWAY_ADDR="+addr, "HEALTH_ADDR=127.0.0.1:0", "IDEMPOTENCY_SECRET="+gatewaytest.Token(), "GATEWAY_IDEMPOTENCY_LEASE=2s", "GATEWAY_REQUEST_TIMEOUT=1s", "LOG_LEVEL=error")
 	dying := &gateway{t: t, url: "http://" + addr, client: contractClient(t, nil)}
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		_, err := dying.send(request{method: http.MethodGet, path: "/readyz"})
@@ -85,10 +87,7 @@ func TestGatewayKilledMidPaymentRetriedWithItsKeyPaysOnce(t *testing.T) {
 		}
 		return nil
 	})
-	var p paymentCreatedBody
-	if err := json.Unmarshal(done.body, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := decodePayment(t, done, http.StatusCreated)
 	if p.Payment.Status != "CONFIRMED" || p.Payment.ExpiresAt == nil {
 		t.Fatalf("payment after the retry: %s", done.body)
 	}

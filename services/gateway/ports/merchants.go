@@ -56,13 +56,9 @@ func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]merchantJSON, len(list))
-	for i, m := range list {
-		out[i] = newMerchantJSON(m)
-	}
 	writeJSON(w, http.StatusOK, struct {
 		Merchants []merchantJSON `json:"merchants"`
-	}{out})
+	}{jsonList(list, newMerchantJSON)})
 }
 
 type merchantCreateRequest struct {

@@ -2,7 +2,6 @@ package ports_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -14,13 +13,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
-	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/migrations"
 	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
@@ -33,8 +28,7 @@ import (
 // merchantStack is the real gateway (service.New, served on a loopback port) and the real
 // merchant service (svctest) on one database and one NATS JetStream server.
 type merchantStack struct {
-	*gateway
-	js       jetstream.JetStream
+	stack
 	wallets  *switchableWallets
 	merchant *svctest.Started
 }
@@ -84,8 +78,7 @@ func newMerchantStack(t *testing.T) *merchantStack {
 		},
 	}), dsn, natsURL)
 
-	g, js := runGateway(t, dsn, natsURL)
-	return &merchantStack{gateway: g, js: js, wallets: wallets, merchant: merchant}
+	return &merchantStack{stack: runGateway(t, dsn, natsURL), wallets: wallets, merchant: merchant}
 }
 
 type createdMerchant struct {
@@ -103,32 +96,19 @@ func (s *merchantStack) createMerchant(key, name, email string) createdMerchant 
 	s.t.Helper()
 	r := s.call(key, http.MethodPost, "/api/v1/management/merchants/create",
 		`{"name":`+quote(name)+`,"email":`+quote(email)+`}`)
-	if r.status != http.StatusCreated {
-		s.t.Fatalf("create merchant: %d %s", r.status, r.body)
-	}
-	var out struct{ Merchant createdMerchant }
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		s.t.Fatal(err)
-	}
-	return out.Merchant
+	return decodeJSON[struct{ Merchant createdMerchant }](s.t, r, http.StatusCreated).Merchant
 }
 
 // confirmPayment publishes payment.confirmed for the merchant as the payment services do.
 func (s *merchantStack) confirmPayment(company company, env, merchantID, wallet, amount string) string {
 	s.t.Helper()
 	paymentID := uuid.NewString()
-	msg := &paymentv1.PaymentConfirmed{Meta: &commonv1.EventMeta{EventId: uuid.NewString(),
-		OccurredAt: timestamppb.Now(), CompanyId: company.ID, Environment: env}, PaymentId: paymentID,
+	msg := &paymentv1.PaymentConfirmed{Meta: factMeta(company.ID, env), PaymentId: paymentID,
 		MerchantId: merchantID, MerchantWallet: wallet, CustomerWallet: "0xcustomer", Amount: amount,
 		TxHash: "0x" + strings.ReplaceAll(paymentID, "-", ""), Status: "CONFIRMED",
 		ConfirmedAt: time.Now().UTC().Format(time.RFC3339)}
 	s.publish(msg)
 	return paymentID
-}
-
-func (s *merchantStack) publish(msg proto.Message) {
-	s.t.Helper()
-	svctest.Publish(s.t, s.js, svctest.EventMsg(s.t, msg))
 }
 
 // merchantJSONKeys returns the keys of a JSON object, sorted.

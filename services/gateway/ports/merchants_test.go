@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/testkit"
-	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 )
 
@@ -356,13 +354,9 @@ func TestMerchantLedgerWalletEntries(t *testing.T) {
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]
 	m := s.createMerchant(key, "Shop", "shop@example.com")
-	meta := func() *commonv1.EventMeta {
-		return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(), CompanyId: a.ID,
-			Environment: "test"}
-	}
-	s.publish(&merchantwalletv1.MerchantWalletDepositDetected{Meta: meta(), MerchantId: m.ID,
+	s.publish(&merchantwalletv1.MerchantWalletDepositDetected{Meta: factMeta(a.ID, "test"), MerchantId: m.ID,
 		WalletAddress: m.WalletAddress, Amount: "10", TxHash: "0xd1", DetectedAt: "2026-11-23T10:00:00Z"})
-	s.publish(&merchantwalletv1.MerchantWalletWithdrawalCompleted{Meta: meta(), MerchantId: m.ID, WithdrawalId: "w1",
+	s.publish(&merchantwalletv1.MerchantWalletWithdrawalCompleted{Meta: factMeta(a.ID, "test"), MerchantId: m.ID, WithdrawalId: "w1",
 		WalletAddress: m.WalletAddress, Amount: "4.5", ToAddress: "0xdest", TxHash: "0xw1",
 		CompletedAt: "2026-11-23T10:01:00Z"})
 	var txs []any

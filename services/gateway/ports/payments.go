@@ -83,10 +83,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]paymentJSON, len(list))
-	for i, pm := range list {
-		out[i] = newPaymentJSON(pm)
-	}
+	out := jsonList(list, newPaymentJSON)
 	type pagination struct {
 		Limit   int  `json:"limit"`
 		HasMore bool `json:"has_more"`

@@ -16,9 +16,7 @@ import (
 // share lock the gateway reads the old ACTIVE row and publishes the payment of a PAUSED merchant.
 func TestPaymentProcessIsAtomicWithAStatusChange(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Races")
-	m := s.payMerchant(c, "test", "Racy Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Races", "Racy Shop")
 	ctx := context.Background()
 
 	tx, err := s.db.Begin(ctx)

@@ -1,13 +1,9 @@
 package ports_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
-	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
-	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 )
 
 // BenchmarkPaymentsList measures GET /payments?limit=50 through the real gateway over
@@ -29,52 +22,24 @@ import (
 //
 //	cd services/gateway && go test -run '^$' -bench PaymentsList -benchtime 5s ./ports/
 func BenchmarkPaymentsList(b *testing.B) {
-	dsn := testkit.NewDatabase(b, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
-	admin := randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),
-		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "IDEMPOTENCY_SECRET": admin})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = gw.Run(ctx) }()
-	company, key := benchCompany(b, gw.URL(), admin)
+	dsn := testkit.NewDatabase(b, paymentSchemas()...)
+	url, company, key := gatewaytest.RunWithCompany(b, dsn, "Hot Pool Ltd")
 	db := testkit.NewPool(b, dsn, "public")
-	for _, sql := range []string{
+	gatewaytest.Seed(b, db, company,
 		`INSERT INTO merchant.merchants (id, company_id, environment, name, email, wallet_address, wallet_user_id,
             status, version, created_at, updated_at)
          SELECT md5('m' || n)::uuid, $1, 'test', 'Merchant ' || n, 'm' || n || '@example.com', '0xw' || n, 'u' || n,
             'ACTIVE', 1, now(), now() FROM generate_series(1, 100) AS n`,
-		`INSERT INTO payments.payments (company_id, environment, payment_id, status, has_created, merchant_id,
-            merchant_wallet, amount_micros, tx_hash, created_at, expires_at, confirmed_at)
-         SELECT $1, 'test', md5('p' || n)::uuid::text, (ARRAY['CREATED','PROCESSING','CONFIRMED','FAILED'])[1 + n % 4],
-            true, md5('m' || (1 + n % 100))::uuid::text, '0xw', 12500000, '0x' || md5('t' || n) || md5('u' || n),
-            now() - n * interval '1 second', now() + interval '1 hour', now()
-         FROM generate_series(1::bigint, 1000000::bigint) AS n`,
+		gatewaytest.PaymentsSQL(100),
 		`ANALYZE payments.payments`,
 		`ANALYZE merchant.merchants`,
-	} {
-		var args []any
-		if containsParam(sql) {
-			args = []any{company}
-		}
-		if _, err := db.Exec(ctx, sql, args...); err != nil {
-			b.Fatal(err)
-		}
-	}
+	)
 	bare := httptest.NewServer(bareListHandler(db, company))
 	defer bare.Close()
-	b.Run("gateway", func(b *testing.B) { benchGet(b, gw.URL()+paymentsPath+"?limit=50", key) })
-	b.Run("gateway-status", func(b *testing.B) { benchGet(b, gw.URL()+paymentsPath+"?limit=50&status=CONFIRMED", key) })
+	b.Run("gateway", func(b *testing.B) { benchGet(b, url+paymentsPath+"?limit=50", key) })
+	b.Run("gateway-status", func(b *testing.B) { benchGet(b, url+paymentsPath+"?limit=50&status=CONFIRMED", key) })
 	b.Run("bare", func(b *testing.B) { benchGet(b, bare.URL, key) })
 }
-
-func containsParam(sql string) bool { return strings.Contains(sql, "$1") }
 
 // bareListHandler is the ceiling: the gateway's two queries and a JSON answer, without routing,
 // authentication, idempotency, logging or metrics.

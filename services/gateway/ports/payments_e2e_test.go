@@ -33,14 +33,7 @@ func TestPaymentSimulateEndToEnd(t *testing.T) {
 	key := c.Keys["sk_test"]
 
 	r := s.call(key, http.MethodPost, "/api/v1/management/merchants/create", `{"name":"E2E Shop","email":"e2e@example.com"}`)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create merchant: %d %s", r.status, r.body)
-	}
-	var created struct{ Merchant struct{ ID string } }
-	if err := json.Unmarshal(r.body, &created); err != nil {
-		t.Fatal(err)
-	}
-	merchant := created.Merchant.ID
+	merchant := decodeJSON[struct{ Merchant struct{ ID string } }](t, r, http.StatusCreated).Merchant.ID
 	if r := s.call(key, http.MethodPost, "/api/v1/dashboard/pool/simulate-deposit", `{"amount":"100.00"}`); r.status != http.StatusCreated && r.status != http.StatusOK {
 		t.Fatalf("simulate deposit: %d %s", r.status, r.body)
 	}

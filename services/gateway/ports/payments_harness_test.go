@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/migrations"
@@ -23,8 +23,7 @@ import (
 // payment-projection service (svctest) on one database and one NATS JetStream server. The
 // database also holds the merchant service's read tables, where tests put merchants.
 type paymentStack struct {
-	*gateway
-	js      jetstream.JetStream
+	stack
 	db      *pgxpool.Pool
 	dsn     string
 	natsURL string
@@ -35,6 +34,15 @@ func newPaymentStack(t *testing.T) *paymentStack {
 	s := newPaymentGateway(t)
 	s.startProjection()
 	return s
+}
+
+// newPayingCompany is newPaymentStack with a company called name and its ACTIVE test merchant
+// called shop, whose id it returns: the start of most payment tests.
+func newPayingCompany(t *testing.T, name, shop string) (*paymentStack, company, string) {
+	t.Helper()
+	s := newPaymentStack(t)
+	c := s.createCompany(name)
+	return s, c, s.payMerchant(c, "test", shop, "ACTIVE")
 }
 
 // startProjection starts a replica of the payment-projection service with as many workers as
@@ -49,11 +57,20 @@ func (s *paymentStack) startProjection() {
 // newPaymentGateway is the stack without the payment-projection running.
 func newPaymentGateway(t *testing.T) *paymentStack {
 	t.Helper()
-	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
-	natsURL := testkit.NATS(t)
+	return newPaymentGatewayOn(t, testkit.NewDatabase(t, paymentSchemas()...), testkit.NATS(t))
+}
 
-	g, js := runGateway(t, dsn, natsURL)
-	return &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public"), dsn: dsn, natsURL: natsURL}
+// paymentSchemas are the schemas of the payment stack's database.
+func paymentSchemas() []migrate.Set {
+	return []migrate.Set{migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set()}
+}
+
+// newPaymentGatewayOn is newPaymentGateway on a database (of paymentSchemas) and a NATS server of
+// the test's choosing, the gateway's environment extended by env (name, value, ...).
+func newPaymentGatewayOn(t *testing.T, dsn, natsURL string, env ...string) *paymentStack {
+	t.Helper()
+	return &paymentStack{stack: runGateway(t, dsn, natsURL, env...), db: testkit.NewPool(t, dsn, "public"), dsn: dsn,
+		natsURL: natsURL}
 }
 
 // payMerchant inserts a merchant into the merchant service's read table, as the merchant

@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/migrations"
-	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
-	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
 )
 
 // A NATS server that stops answering (frozen with SIGSTOP) does not stall the partners who are
@@ -26,13 +23,12 @@ import (
 // every payment completes, once.
 func TestSlowBusDoesNotStallOtherPartners(t *testing.T) {
 	t.Parallel()
-	dsn := testkit.NewDatabase(t, migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set())
+	dsn := testkit.NewDatabase(t, paymentSchemas()...)
 	natsURL, natsPID := testkit.NATSProcess(t)
 	// Publishes wait as long as the freeze lasts; no key is remembered, so every request looks
 	// its key up in the database.
-	g, js := runGateway(t, dsn, natsURL, "GATEWAY_KEY_CACHE_TTL", "0", "GATEWAY_PUBLISH_TIMEOUT", "3m",
+	s := newPaymentGatewayOn(t, dsn, natsURL, "GATEWAY_KEY_CACHE_TTL", "0", "GATEWAY_PUBLISH_TIMEOUT", "3m",
 		"GATEWAY_STATEMENT_TIMEOUT", "3m")
-	s := &paymentStack{gateway: g, js: js, db: testkit.NewPool(t, dsn, "public"), dsn: dsn, natsURL: natsURL}
 	s.startProjection()
 	payer := s.createCompany("Acme Payer")
 	merchant := s.payMerchant(payer, "test", "Busy Shop", "ACTIVE")
@@ -90,7 +86,7 @@ func TestSlowBusDoesNotStallOtherPartners(t *testing.T) {
 		return nil
 	})
 	for range 5 {
-		r := g.whoami(map[string]string{"x-api-key": bystander})
+		r := s.whoami(map[string]string{"x-api-key": bystander})
 		if r.status != http.StatusOK {
 			t.Fatalf("another company's key lookup while the bus is frozen: %d %s", r.status, r.body)
 		}

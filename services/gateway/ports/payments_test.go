@@ -12,11 +12,9 @@ import (
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/testkit"
-	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 )
 
@@ -41,35 +39,18 @@ type paymentCreatedBody struct {
 
 func decodePayment(t *testing.T, r response, status int) paymentCreatedBody {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	var out paymentCreatedBody
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return decodeJSON[paymentCreatedBody](t, r, status)
 }
 
 func (s *paymentStack) payments(key, query string) payList {
 	s.t.Helper()
-	r := s.call(key, http.MethodGet, paymentsPath+query, "")
-	if r.status != http.StatusOK {
-		s.t.Fatalf("GET payments%s: %d %s", query, r.status, r.body)
-	}
-	var out payList
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		s.t.Fatal(err)
-	}
-	return out
+	return decodeJSON[payList](s.t, s.call(key, http.MethodGet, paymentsPath+query, ""), http.StatusOK)
 }
 
 // The SDK call creates a PENDING payment that GET /payments shows as soon as the 201 returns.
 func TestPaymentProcessIsVisibleOnReturn(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Payments")
-	m := s.payMerchant(c, "test", "Corner Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Payments", "Corner Shop")
 	for i, key := range []string{c.Keys["pk_test"], c.Keys["sk_test"]} {
 		before := time.Now()
 		p := decodePayment(t, s.call(key, http.MethodPost, "/api/v1/payments/process",
@@ -139,9 +120,7 @@ func TestPaymentProcessRefused(t *testing.T) {
 // payment; it is refused with live keys and with publishable keys.
 func TestPaymentSimulate(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Simulations")
-	m := s.payMerchant(c, "test", "Sim Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Simulations", "Sim Shop")
 	live := s.payMerchant(c, "live", "Live Shop", "ACTIVE")
 	p := decodePayment(t, s.call(c.Keys["sk_test"], http.MethodPost, "/api/v1/dashboard/payments/simulate",
 		fmt.Sprintf(`{"merchant_id":%q,"amount":"0.123456"}`, m)), http.StatusCreated).Payment
@@ -187,9 +166,7 @@ func TestPaymentSimulate(t *testing.T) {
 // nothing new.
 func TestPaymentProcessIdempotent(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Idempotency")
-	m := s.payMerchant(c, "test", "Idem Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Idempotency", "Idem Shop")
 	body := fmt.Sprintf(`{"merchant_id":%q,"amount":"3.00"}`, m)
 	key := uuid.NewString()
 	first := decodePayment(t, s.call(c.Keys["pk_test"], http.MethodPost, "/api/v1/payments/process", body,
@@ -230,13 +207,10 @@ func TestPaymentsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := func() *commonv1.EventMeta {
-		return &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(), CompanyId: c.ID, Environment: "test"}
-	}
 	if err := pub.PublishEvent(context.Background(), []proto.Message{
-		&paymentv1.PaymentFailed{Meta: meta(), PaymentId: failed, MerchantId: m, Amount: "2.00", Status: "FAILED",
+		&paymentv1.PaymentFailed{Meta: factMeta(c.ID, "test"), PaymentId: failed, MerchantId: m, Amount: "2.00", Status: "FAILED",
 			ErrorMessage: "reverted"},
-		&paymentv1.PaymentExpired{Meta: meta(), PaymentId: expired, MerchantId: m, Amount: "2.00", Status: "EXPIRED",
+		&paymentv1.PaymentExpired{Meta: factMeta(c.ID, "test"), PaymentId: expired, MerchantId: m, Amount: "2.00", Status: "EXPIRED",
 			ExpiredAt: time.Now().UTC().Format(time.RFC3339)},
 	}...); err != nil {
 		t.Fatal(err)
@@ -338,9 +312,7 @@ func TestPaymentProcessWaitsForProjection(t *testing.T) {
 // run many times.
 func TestSimulatedPaymentIsCompleteInItsResponseAndTheNextRead(t *testing.T) {
 	t.Parallel()
-	s := newPaymentStack(t)
-	c := s.createCompany("Acme Read Your Writes")
-	m := s.payMerchant(c, "test", "Race Shop", "ACTIVE")
+	s, c, m := newPayingCompany(t, "Acme Read Your Writes", "Race Shop")
 	key := c.Keys["sk_test"]
 	const rounds, parallel = 120, 4
 	errs := make(chan error, rounds)

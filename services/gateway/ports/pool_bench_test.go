@@ -1,10 +1,7 @@
 package ports_test
 
 import (
-	"context"
-	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,8 +11,8 @@ import (
 
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
-	"github.com/payplat/platform/services/gateway/service"
 	poolservice "github.com/payplat/platform/services/pool/service"
 )
 
@@ -26,22 +23,8 @@ import (
 func BenchmarkPoolReads(b *testing.B) {
 	po := poolservice.Options(poolservice.Config{})
 	dsn := testkit.NewDatabase(b, migrations.Set(), migrate.Set{Schema: po.Schema, Sources: po.Migrations})
-	admin := randomToken()
-	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": dsn, "NATS_URL": testkit.NATS(b),
-		"GATEWAY_ADDR": "127.0.0.1:0", "HEALTH_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": admin, "IDEMPOTENCY_SECRET": admin})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gw, err := service.New(ctx, cfg, service.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = gw.Run(ctx) }()
-	company, key := benchCompany(b, gw.URL(), admin)
-	db := testkit.NewPool(b, dsn, "pool")
-	for _, sql := range []string{
+	url, company, key := gatewaytest.RunWithCompany(b, dsn, "Hot Pool Ltd")
+	gatewaytest.Seed(b, testkit.NewPool(b, dsn, "pool"), company,
 		`INSERT INTO movements (id, company_id, environment, seq, type, amount, balance_before, balance_after,
             status, tx_hash, description, payment_id, payment_amount, merchant_id, merchant_name, created_at, confirmed_at,
             key)
@@ -52,19 +35,11 @@ func BenchmarkPoolReads(b *testing.B) {
 		`INSERT INTO balances (company_id, environment, balance, low_threshold, version, movement_count, debit_count)
          VALUES ($1, 'test', 1000000000000, 100000000, 1000000, 1000000, 1000000)`,
 		`ANALYZE movements`,
-	} {
-		args := []any{company}
-		if !strings.Contains(sql, "$1") {
-			args = nil
-		}
-		if _, err := db.Exec(ctx, sql, args...); err != nil {
-			b.Fatal(err)
-		}
-	}
+	)
 	for _, path := range []string{"/api/v1/management/pool/balance", "/api/v1/management/pool/transactions?limit=50",
 		"/api/v1/management/pool/transactions?limit=50&type=DEBIT"} {
 		b.Run(strings.TrimPrefix(path, "/api/v1/management/pool/"), func(b *testing.B) {
-			benchGet(b, gw.URL()+path, key)
+			benchGet(b, url+path, key)
 		})
 	}
 }
@@ -106,30 +81,4 @@ func benchGet(b *testing.B, url, key string) {
 		b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-}
-
-func benchCompany(b *testing.B, url, admin string) (id, key string) {
-	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/admin/companies", strings.NewReader(`{"name":"Hot Pool Ltd"}`))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	req.Header.Set("Content-Type", "application/json")
-	var resp *http.Response
-	var err error
-	for i := 0; i < 100; i++ { // the listener is bound before Run serves it
-		if resp, err = http.DefaultClient.Do(req); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Company struct{ ID string }
-		Keys    map[string]string
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
-		b.Fatalf("creating company: %d %v", resp.StatusCode, err)
-	}
-	return out.Company.ID, out.Keys["sk_test"]
 }

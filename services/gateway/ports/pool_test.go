@@ -55,15 +55,7 @@ type poolList struct {
 
 func (s *poolStack) list(key, query string) poolList {
 	s.t.Helper()
-	r := s.call(key, http.MethodGet, poolTransactionsPath+query, "")
-	if r.status != http.StatusOK {
-		s.t.Fatalf("GET transactions%s: %d %s", query, r.status, r.body)
-	}
-	var l poolList
-	if err := json.Unmarshal(r.body, &l); err != nil {
-		s.t.Fatal(err)
-	}
-	return l
+	return decodeJSON[poolList](s.t, s.call(key, http.MethodGet, poolTransactionsPath+query, ""), http.StatusOK)
 }
 
 func (s *poolStack) balance(key string) map[string]any {
@@ -110,20 +102,20 @@ func TestPoolFactsThroughGateway(t *testing.T) {
 		merchantID, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	s.publishFact(&treasuryv1.TreasuryDepositDetected{Meta: factMeta(a.ID, "test"), TxHash: "0xdep",
+	s.publish(&treasuryv1.TreasuryDepositDetected{Meta: factMeta(a.ID, "test"), TxHash: "0xdep",
 		Amount: "1000.00", DetectedAt: rfc3339Now()})
 	s.waitTotal(sk, 1)
-	s.publishFact(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
+	s.publish(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
 		MerchantId: merchantID.String(), MerchantWallet: "0xw", CustomerWallet: "0xc", Amount: "25.00",
 		TxHash: "0xpay", Status: "CONFIRMED", ConfirmedAt: rfc3339Now()})
 	s.waitTotal(sk, 2)
-	s.publishFact(&treasuryv1.TreasuryRefundCompleted{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
+	s.publish(&treasuryv1.TreasuryRefundCompleted{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
 		MerchantId: merchantID.String(), Amount: "5.00", TxHash: "0xref", CompletedAt: rfc3339Now()})
 	s.waitTotal(sk, 3)
-	s.publishFact(&treasuryv1.TreasuryWithdrawalCompleted{Meta: factMeta(a.ID, "test"), WithdrawalId: "wd-1",
+	s.publish(&treasuryv1.TreasuryWithdrawalCompleted{Meta: factMeta(a.ID, "test"), WithdrawalId: "wd-1",
 		Amount: "100.00", ToAddress: "0xbank", TxHash: "0xwd", CompletedAt: rfc3339Now()})
 	// The same payment confirmed again (a redelivery, or a duplicate event) debits nothing.
-	s.publishFact(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
+	s.publish(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
 		MerchantId: merchantID.String(), MerchantWallet: "0xw", CustomerWallet: "0xc", Amount: "25.00",
 		TxHash: "0xpay", Status: "CONFIRMED", ConfirmedAt: rfc3339Now()})
 	l := s.waitTotal(sk, 4)
@@ -198,7 +190,7 @@ func TestPoolTransactionsPagination(t *testing.T) {
 			t.Fatalf("simulate deposit: %d %s", r.status, r.body)
 		}
 	}
-	s.publishFact(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
+	s.publish(&paymentv1.PaymentConfirmed{Meta: factMeta(a.ID, "test"), PaymentId: "pay-1",
 		MerchantId: uuid.NewString(), MerchantWallet: "0xw", CustomerWallet: "0xc", Amount: "2.50",
 		TxHash: "0xpay", Status: "CONFIRMED", ConfirmedAt: rfc3339Now()})
 	s.waitTotal(sk, 8)

@@ -3,7 +3,6 @@ package ports_test
 import (
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -15,14 +14,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
-	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/migrations"
 	whmigrations "github.com/payplat/platform/services/webhook-dispatcher/migrations"
@@ -33,8 +29,7 @@ import (
 // webhook-dispatcher (svctest) on one database and one JetStream server, with an HTTPS receiver
 // the dispatcher trusts.
 type webhookStack struct {
-	*gateway
-	js       jetstream.JetStream
+	stack
 	receiver *httptest.Server
 	status   atomic.Int64 // what the receiver answers
 	hits     atomic.Int64
@@ -72,26 +67,18 @@ func newWebhookStackWith(t *testing.T, env map[string]string) *webhookStack {
 	}
 	svctest.StartOn(t, whservice.Options(whcfg.WithRootCAs(pool)), dsn, natsURL)
 
-	st.gateway, st.js = runGateway(t, dsn, natsURL)
+	st.stack = runGateway(t, dsn, natsURL)
 	return st
-}
-
-// publishEvent puts an event on the bus as the internal publishers do.
-func (st *webhookStack) publishEvent(msg proto.Message) {
-	st.t.Helper()
-	svctest.Publish(st.t, st.js, svctest.EventMsg(st.t, msg))
 }
 
 func webhookPaymentCreated(companyID, env string) proto.Message {
 	id := uuid.NewString()
-	return &paymentv1.PaymentCreated{Meta: &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(),
-		CompanyId: companyID, Environment: env}, PaymentId: id, MerchantId: "m_1", MerchantWallet: "0xmerchant",
+	return &paymentv1.PaymentCreated{Meta: factMeta(companyID, env), PaymentId: id, MerchantId: "m_1", MerchantWallet: "0xmerchant",
 		Amount: "10.00", Status: "PENDING", ExpiresAt: "2026-11-23T12:00:00Z", CreatedAt: "2026-11-23T11:45:00Z"}
 }
 
 func webhookPaymentExpired(companyID, env string) proto.Message {
-	return &paymentv1.PaymentExpired{Meta: &commonv1.EventMeta{EventId: uuid.NewString(), OccurredAt: timestamppb.Now(),
-		CompanyId: companyID, Environment: env}, PaymentId: uuid.NewString(), MerchantId: "m_1", Amount: "10.00",
+	return &paymentv1.PaymentExpired{Meta: factMeta(companyID, env), PaymentId: uuid.NewString(), MerchantId: "m_1", Amount: "10.00",
 		Status: "EXPIRED", ExpiredAt: "2026-11-23T12:00:00Z"}
 }
 
@@ -101,15 +88,8 @@ type webhookLogs struct {
 
 func (st *webhookStack) logs(key, query string) []map[string]any {
 	st.t.Helper()
-	r := st.call(key, http.MethodGet, "/api/v1/dashboard/webhooks/logs"+query, "")
-	if r.status != http.StatusOK {
-		st.t.Fatalf("logs%s: %d %s", query, r.status, r.body)
-	}
-	var out webhookLogs
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		st.t.Fatal(err)
-	}
-	return out.Logs
+	return decodeJSON[webhookLogs](st.t, st.call(key, http.MethodGet, "/api/v1/dashboard/webhooks/logs"+query, ""),
+		http.StatusOK).Logs
 }
 
 func (st *webhookStack) waitLogs(key, query string, n int) []map[string]any {
@@ -204,7 +184,7 @@ func TestWebhookManualRetryRateLimited(t *testing.T) {
 		if r := st.call(sk, http.MethodPost, "/api/v1/dashboard/webhooks/config", `{"url":`+quote(st.receiver.URL)+`}`); r.status != http.StatusOK {
 			t.Fatalf("config: %d %s", r.status, r.body)
 		}
-		st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+		st.publish(webhookPaymentCreated(c.ID, "test"))
 		retryPath[c.ID] = "/api/v1/dashboard/webhooks/" + st.waitLogs(sk, "", 1)[0]["id"].(string) + "/retry"
 	}
 	sk := busy.Keys["sk_test"]
@@ -246,11 +226,11 @@ func TestWebhookLogsFiltersManualRetryAndCron(t *testing.T) {
 	}
 
 	st.status.Store(http.StatusInternalServerError)
-	st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+	st.publish(webhookPaymentCreated(c.ID, "test"))
 	failed := st.waitLogs(sk, "", 1)[0]
 	st.status.Store(http.StatusOK)
-	st.publishEvent(webhookPaymentExpired(c.ID, "test"))
-	st.publishEvent(webhookPaymentExpired(c.ID, "live")) // the live environment has no endpoint
+	st.publish(webhookPaymentExpired(c.ID, "test"))
+	st.publish(webhookPaymentExpired(c.ID, "live")) // the live environment has no endpoint
 	logs := st.waitLogs(sk, "", 2)
 	if logs[0]["event_type"] != "payment.expired" || logs[1]["id"] != failed["id"] {
 		t.Fatalf("not newest first: %v", logs)
@@ -307,7 +287,7 @@ func TestWebhookLogsFiltersManualRetryAndCron(t *testing.T) {
 		"Authorization": "Bearer wrong"}}), http.StatusUnauthorized, "UNAUTHORIZED")
 	assertError(t, st.call(sk, http.MethodGet, cron, ""), http.StatusUnauthorized, "UNAUTHORIZED")
 	st.status.Store(http.StatusBadGateway)
-	st.publishEvent(webhookPaymentCreated(c.ID, "test"))
+	st.publish(webhookPaymentCreated(c.ID, "test"))
 	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		if len(st.logs(sk, "?status=FAILED")) != 1 {
 			return errors.New("no failed delivery yet")

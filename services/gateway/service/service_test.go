@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/payplat/platform/api/apitest"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
@@ -87,15 +84,7 @@ func testConfig(t *testing.T) service.Config {
 // included) exists: the gateway provisions them at start like every service.
 func assertStreamsProvisioned(t *testing.T, natsURL string) {
 	t.Helper()
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := testkit.JetStream(t, natsURL)
 	want := []string{"MERCHANTS", "POOL", "PAYMENTS", "TREASURY", "MERCHANT_WALLETS", "DEVICES", "SESSION_KEYS", "DEADLETTER"}
 	for _, name := range want {
 		if _, err := js.Stream(t.Context(), name); err != nil {
@@ -131,10 +120,7 @@ func getWith(t *testing.T, client *http.Client, url string, header ...string) (i
 func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newGateway(t, cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
 	svc.API().HandleFunc(http.MethodGet, "/test/slow", func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
@@ -201,13 +187,8 @@ func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	if got := <-slow; got != "done" {
 		t.Errorf("request in flight at shutdown got %q", got)
 	}
-	select {
-	case err := <-ran:
-		if err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return")
+	if err := testkit.Receive(t, ran, 15*time.Second, "return of Run"); err != nil {
+		t.Errorf("Run = %v", err)
 	}
 }
 
@@ -216,14 +197,9 @@ func TestServiceStartsWithoutNATS(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.NATSURL = "nats://127.0.0.1:1"
-	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- svc.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	svc := newGateway(t, cfg)
+	stop := testkit.RunInBackground(svc.Run)
+	defer func() { _ = stop() }()
 	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		resp, err := http.Get(svc.URL() + "/healthz")
 		if err == nil {
@@ -236,17 +212,23 @@ func TestServiceStartsWithoutNATS(t *testing.T) {
 	}
 }
 
-// startGateway runs a gateway on cfg until the test ends and returns its URL once it is ready.
-func startGateway(t *testing.T, cfg service.Config) string {
+// newGateway builds a gateway on cfg that logs only errors, and nowhere: the tests read its
+// answers, not its log.
+func newGateway(t *testing.T, cfg service.Config) *service.Service {
 	t.Helper()
 	svc, err := service.New(t.Context(), cfg, service.WithLogger(logx.New("text", "error", io.Discard)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- svc.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-ran })
+	return svc
+}
+
+// startGateway runs a gateway on cfg until the test ends and returns its URL once it is ready.
+func startGateway(t *testing.T, cfg service.Config) string {
+	t.Helper()
+	svc := newGateway(t, cfg)
+	stop := testkit.RunInBackground(svc.Run)
+	t.Cleanup(func() { _ = stop() })
 	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if status, body := get(t, svc.URL()+"/readyz"); status != http.StatusOK {
 			return errors.New(body)

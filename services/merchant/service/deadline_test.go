@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
@@ -48,12 +47,7 @@ func TestCommandsRunWithADeadline(t *testing.T) {
 	svctest.StartOn(t, service.Options(service.Config{CommandTimeout: 300 * time.Millisecond,
 		Wallets: func(*pgxpool.Pool) (app.WalletProvider, error) { return wallets, nil }}),
 		dsn, natsURL)
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	client := api.NewClient(nc)
+	client := api.NewClient(testkit.Dial(t, natsURL))
 	// The caller's own bound is far above the command's: only a command without a deadline
 	// reaches it.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

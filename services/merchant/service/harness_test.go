@@ -100,16 +100,8 @@ func newStack(t testing.TB) *stack {
 	s := &stack{t: t, dsn: testkit.NewDatabase(t, migrations.Set()), natsURL: testkit.NATS(t)}
 	s.start()
 	s.db = testkit.NewPool(t, s.dsn, migrations.Schema)
-	nc, err := nats.Connect(s.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	s.nc = nc
-	if s.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
-	s.client = api.NewClient(nc)
+	s.nc, s.js = testkit.JetStream(t, s.natsURL)
+	s.client = api.NewClient(s.nc)
 	return s
 }
 
@@ -138,6 +130,25 @@ func (s *stack) mustCreate(company, env string) api.Merchant {
 		s.t.Fatal(err)
 	}
 	return m
+}
+
+// mustCreateN creates n merchants of company in env.
+func (s *stack) mustCreateN(n int, company, env string) []api.Merchant {
+	s.t.Helper()
+	ms := make([]api.Merchant, 0, n)
+	for range n {
+		ms = append(ms, s.mustCreate(company, env))
+	}
+	return ms
+}
+
+// mustSetStatus has m's company set m's status, as through its dashboard.
+func (s *stack) mustSetStatus(m api.Merchant, status string) {
+	s.t.Helper()
+	if _, err := s.client.SetStatus(context.Background(), "", api.SetStatusRequest{CompanyID: m.CompanyID,
+		Environment: m.Environment, MerchantID: m.ID, Status: status}); err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 func (s *stack) count(sql string, args ...any) int {

@@ -1,19 +1,16 @@
 package service_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/eventstore"
-	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/migrations"
@@ -26,34 +23,12 @@ func init() { testkit.RegisterHelper("ledger-killed-after-commit", ledgerKilledA
 // the database and NATS server its environment names, and kills itself (SIGKILL) on its first
 // acknowledgement: after its first batch is committed, before any of it is acknowledged.
 func ledgerKilledAfterCommit() int {
-	ctx := context.Background()
-	db, err := pg.Connect(ctx, os.Getenv("LEDGER_DSN"), migrations.Schema)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	nc, err := nats.Connect(os.Getenv("LEDGER_NATS"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	js, _ := jetstream.New(nc)
-	c, err := bus.EnsurePullConsumer(ctx, js, ports.PaymentsConsumer)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	dl, _ := bus.NewDeadLetterer(js, nil)
-	repo := adapters.NewRepository(db, eventstore.New(db))
-	runner, err := projection.NewStreamRunner(db, testkit.KillOnFirstAck(c), ports.PaymentsConsumer.Durable,
-		ports.NewLedgerProjector(ports.PaymentsConsumer.Durable, repo),
-		projection.StreamRunnerOptions{BatchSize: 500, DeadLetter: dl.SendJetStream})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	_ = runner.Run(ctx)
-	return 3 // never reached
+	return svctest.ConsumerProcess{DSN: os.Getenv("LEDGER_DSN"), Schema: migrations.Schema,
+		NATSURL: os.Getenv("LEDGER_NATS"), Consumer: ports.PaymentsConsumer, BatchSize: 500,
+		Wrap: testkit.KillOnFirstAck,
+		Projector: func(db *pgxpool.Pool) projection.Projector {
+			return ports.NewLedgerProjector(ports.PaymentsConsumer.Durable, adapters.NewRepository(db, eventstore.New(db)))
+		}}.Run()
 }
 
 // The merchant ledger's consumer process is killed with SIGKILL after committing a batch of

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/merchant/api"
@@ -163,20 +164,7 @@ func TestLedgerDeadLetters(t *testing.T) {
 	if len(got) != 1 || got[0].paymentID != "pay-ok" {
 		t.Fatalf("ledger %+v", got)
 	}
-	waitFor(t, func() error {
-		st, err := s.js.Stream(context.Background(), bus.DeadLetterStream)
-		if err != nil {
-			return err
-		}
-		info, err := st.Info(context.Background(), jetstream.WithSubjectFilter(bus.DeadLetterSubject("merchant-ledger-payments")))
-		if err != nil {
-			return err
-		}
-		if n := info.State.Subjects[bus.DeadLetterSubject("merchant-ledger-payments")]; n != 2 {
-			return errorf("%d dead letters", n)
-		}
-		return nil
-	})
+	svctest.WaitDeadLetters(t, s.js, "merchant-ledger-payments", 2)
 }
 
 // Issue 17 on the bus: an event with a string PostgreSQL text cannot hold (NUL) is dead-lettered
@@ -192,23 +180,12 @@ func TestLedgerDeadLettersNUL(t *testing.T) {
 	if len(got) != 1 || got[0].paymentID != "pay-ok" {
 		t.Fatalf("ledger %+v", got)
 	}
-	subject := bus.DeadLetterSubject("merchant-ledger-payments")
-	waitFor(t, func() error {
-		st, err := s.js.Stream(context.Background(), bus.DeadLetterStream)
-		if err != nil {
-			return err
-		}
-		msg, err := st.GetLastMsgForSubject(context.Background(), subject)
-		if err != nil {
-			return err
-		}
-		// The URL rule refuses it here (a control character); free-text fields refuse NUL by
-		// the text rule (pkg/events TestValidateRejects).
-		if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "block_explorer_url") {
-			return errorf("dead letter reason %q", reason)
-		}
-		return nil
-	})
+	msg := svctest.WaitDeadLetter(t, s.js, "merchant-ledger-payments")
+	// The URL rule refuses it here (a control character); free-text fields refuse NUL by the
+	// text rule (pkg/events TestValidateRejects).
+	if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "block_explorer_url") {
+		t.Fatalf("dead letter reason %q", reason)
+	}
 }
 
 // consumersDrained: every ledger message has been acknowledged.
@@ -216,16 +193,8 @@ func (s *stack) consumersDrained() error {
 	for _, c := range []struct{ stream, durable string }{
 		{"PAYMENTS", "merchant-ledger-payments"}, {"MERCHANT_WALLETS", "merchant-ledger-wallets"},
 	} {
-		cons, err := s.js.Consumer(context.Background(), c.stream, c.durable)
-		if err != nil {
+		if err := svctest.Drained(context.Background(), s.js, c.stream, c.durable); err != nil {
 			return err
-		}
-		info, err := cons.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return errorf("%s: %d pending, %d unacknowledged", c.durable, info.NumPending, info.NumAckPending)
 		}
 	}
 	return nil

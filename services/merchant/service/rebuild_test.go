@@ -22,14 +22,8 @@ import (
 func TestReadModelVerifyAndRebuild(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	var ms []api.Merchant
-	for range 5 {
-		ms = append(ms, s.mustCreate("c1", "test"))
-	}
-	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
-		MerchantID: ms[1].ID, Status: "PAUSED"}); err != nil {
-		t.Fatal(err)
-	}
+	ms := s.mustCreateN(5, "c1", "test")
+	s.mustSetStatus(ms[1], "PAUSED")
 	if _, err := s.client.AdminSetStatus(ctx, "", api.SetStatusRequest{MerchantID: ms[2].ID, Status: "FROZEN",
 		Reason: "review"}); err != nil {
 		t.Fatal(err)
@@ -62,10 +56,7 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 	// The service goes on working on the new tables.
 	s.publish(confirmed(ms[0], "pay-3", "1.00"), "")
 	s.waitEntries(ms[0].ID, 3)
-	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
-		MerchantID: ms[1].ID, Status: "ACTIVE"}); err != nil {
-		t.Fatal(err)
-	}
+	s.mustSetStatus(ms[1], "ACTIVE")
 	if diffs, _, err := projection.Verify(ctx, s.db, def, projection.RebuildOptions{}); err != nil || len(diffs) != 0 {
 		t.Fatalf("verify after more traffic: %v %+v", err, diffs)
 	}
@@ -77,14 +68,8 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	var ms []api.Merchant
-	for range 3 {
-		ms = append(ms, s.mustCreate("c1", "test"))
-	}
-	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
-		MerchantID: ms[1].ID, Status: "PAUSED"}); err != nil {
-		t.Fatal(err)
-	}
+	ms := s.mustCreateN(3, "c1", "test")
+	s.mustSetStatus(ms[1], "PAUSED")
 	if err := s.svc.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +91,7 @@ func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
-		MerchantID: ms[1].ID, Status: "ACTIVE"}); err != nil {
-		t.Fatal(err)
-	}
+	s.mustSetStatus(ms[1], "ACTIVE")
 	// The rebuild applies runs of ledger entries set-based (ApplyBatch), in batches of any
 	// size; one event at a time (Apply) gives the same tables.
 	def := adapters.ReadModelDefinition(eventstore.New(s.db), migrations.Schema)

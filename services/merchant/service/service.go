@@ -143,11 +143,7 @@ func walletProvider(ctx context.Context, db *pgxpool.Pool, cfg Config) (app.Wall
 
 // startLedger creates the ledger's durable consumers and runs one projection runner on each.
 func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.Repository) error {
-	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
-	if err != nil {
-		return err
-	}
-	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	dl, metrics, err := rt.ConsumerSupport()
 	if err != nil {
 		return err
 	}

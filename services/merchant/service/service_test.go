@@ -207,10 +207,7 @@ func TestGetStatus(t *testing.T) {
 	if err != nil || !st.Active || st.Status != "ACTIVE" {
 		t.Fatalf("%+v %v", st, err)
 	}
-	if _, err := s.client.SetStatus(ctx, "", api.SetStatusRequest{CompanyID: "c1", Environment: "test",
-		MerchantID: m.ID, Status: "PAUSED"}); err != nil {
-		t.Fatal(err)
-	}
+	s.mustSetStatus(m, "PAUSED")
 	st, err = s.client.GetStatus(ctx, "", api.GetStatusRequest{CompanyID: "c1", Environment: "test", MerchantID: m.ID})
 	if err != nil || st.Active || st.Status != "PAUSED" {
 		t.Fatalf("after pause: %+v %v", st, err)

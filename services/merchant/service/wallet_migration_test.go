@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/config"
 	"github.com/payplat/platform/pkg/eventstore"
@@ -49,12 +49,7 @@ func TestWalletsMadeBeforeTheAccountSplitKeepTheirAddresses(t *testing.T) {
 	}
 	natsURL := testkit.NATS(t)
 	svctest.StartOn(t, service.Options(testConfig(t)), dsn, natsURL)
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	client := api.NewClient(nc)
+	client := api.NewClient(testkit.Dial(t, natsURL))
 
 	for _, w := range old {
 		var (
@@ -178,15 +173,10 @@ func legacyDatabase(t *testing.T) (string, *pgxpool.Pool, []legacyWallet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var block []int64
-	for rows.Next() {
-		var i int64
-		if err := rows.Scan(&i); err != nil {
-			t.Fatal(err)
-		}
-		block = append(block, i)
+	block, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
 	}
-	rows.Close()
 	seed, _ := wallet.ParseSeed(testSeed)
 	master, _ := wallet.NewMaster(seed)
 	var out []legacyWallet

@@ -73,11 +73,7 @@ var bip32Vectors = []struct {
 
 func TestBIP32Vectors(t *testing.T) {
 	for _, v := range bip32Vectors {
-		seed, _ := hex.DecodeString(v.seed)
-		master, err := wallet.NewMaster(seed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		master := mustMaster(t, mustHex(t, v.seed))
 		for _, s := range v.steps {
 			k, err := master.Derive(s.path...)
 			if err != nil {
@@ -102,10 +98,7 @@ func TestEthereumAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	master, err := wallet.NewMaster(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	master := mustMaster(t, seed)
 	want := []struct{ addr, priv string }{
 		{"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"},
 		{"0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"},

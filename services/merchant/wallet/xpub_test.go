@@ -16,10 +16,7 @@ import (
 // derived from its parent's xpub alone (CKDpub) to the vector's xpub.
 func TestPublicDerivationFollowsBIP32Vectors(t *testing.T) {
 	for _, v := range bip32Vectors {
-		master, err := wallet.NewMaster(mustHex(t, v.seed))
-		if err != nil {
-			t.Fatal(err)
-		}
+		master := mustMaster(t, mustHex(t, v.seed))
 		for i, s := range v.steps {
 			k, err := master.Derive(s.path...)
 			if err != nil {
@@ -151,4 +148,14 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// mustMaster is the master key of seed, failing the test if there is none.
+func mustMaster(t *testing.T, seed []byte) *wallet.ExtendedKey {
+	t.Helper()
+	master, err := wallet.NewMaster(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return master
 }

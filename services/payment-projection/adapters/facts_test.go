@@ -21,13 +21,7 @@ import (
 // the order the facts came in, so a rebuilt row equals the live one.
 func TestFactsRoundTripInOneOrder(t *testing.T) {
 	k := domain.Key{CompanyID: "c", Environment: "live", PaymentID: "p"}
-	at := func(s string) *time.Time {
-		v, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &v
-	}
+	at := func(s string) *time.Time { return timeAt(t, s) }
 	created := domain.Fact{Key: k, EventID: uuid.MustParse("ffffffff-0000-0000-0000-000000000001"), Status: domain.StatusCreated,
 		MerchantID: "m", MerchantWallet: "0xm", AmountMicros: 12_500_000, CreatedAt: at("2026-11-01T10:00:00.000001Z"),
 		ExpiresAt: at("2026-11-01T10:15:00Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")}
@@ -132,13 +126,7 @@ func TestFactsRefuseInvalidUTF8(t *testing.T) {
 func threeFacts(tb testing.TB) []domain.Fact {
 	tb.Helper()
 	k := domain.Key{CompanyID: "3f1c0c9e-5b7a-4a57-9a51-0d6f1e2b7c11", Environment: "live", PaymentID: "pay_01JBX8Z7Q4M2N5P6R7S8T9V0W1"}
-	at := func(s string) *time.Time {
-		v, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return &v
-	}
+	at := func(s string) *time.Time { return timeAt(tb, s) }
 	const merchant, wallet, customer = "mer_01JBX8Z7Q4M2N5P6R7S8T9V0W2", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 	const tx = "0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b"
 	return []domain.Fact{
@@ -178,4 +166,14 @@ func BenchmarkDecodeFacts(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// timeAt is the time s (RFC 3339, nanoseconds allowed) names, failing the test if it names none.
+func timeAt(tb testing.TB, s string) *time.Time {
+	tb.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &v
 }

@@ -3,7 +3,9 @@ package migrations
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -126,27 +128,31 @@ func timePtr(t sql.Null[time.Time]) *time.Time {
 	return &v
 }
 
+// factsTable is the CREATE TABLE payment_facts statement of 03001, read from that file, so that
+// Down re-creates the table exactly as the migration that first made it.
+func factsTable() (string, error) {
+	b, err := files.ReadFile("03001_payments.sql")
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	i := strings.Index(s, "CREATE TABLE payment_facts (")
+	if i < 0 {
+		return "", errors.New("03001_payments.sql: no CREATE TABLE payment_facts")
+	}
+	n := strings.Index(s[i:], ");")
+	if n < 0 {
+		return "", errors.New("03001_payments.sql: CREATE TABLE payment_facts does not end")
+	}
+	return s[i : i+n+2], nil
+}
+
 func factsDown(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE payment_facts (
-        company_id         text        NOT NULL,
-        environment        text        NOT NULL,
-        payment_id         text        NOT NULL,
-        event_id           uuid        NOT NULL,
-        rank               smallint    NOT NULL,
-        status             text        NOT NULL,
-        merchant_id        text        NOT NULL DEFAULT '',
-        merchant_wallet    text        NOT NULL DEFAULT '',
-        customer_wallet    text        NOT NULL DEFAULT '',
-        amount_micros      bigint      NOT NULL DEFAULT 0,
-        tx_hash            text        NOT NULL DEFAULT '',
-        block_explorer_url text        NOT NULL DEFAULT '',
-        error_message      text        NOT NULL DEFAULT '',
-        created_at         timestamptz,
-        expires_at         timestamptz,
-        confirmed_at       timestamptz,
-        expired_at         timestamptz,
-        occurred_at        timestamptz NOT NULL,
-        PRIMARY KEY (company_id, environment, payment_id, event_id))`); err != nil {
+	create, err := factsTable()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, create); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DECLARE stored NO SCROLL CURSOR FOR
@@ -189,7 +195,7 @@ func factsDown(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `CLOSE stored`); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `ALTER TABLE payments DROP COLUMN facts`)
+	_, err = tx.ExecContext(ctx, `ALTER TABLE payments DROP COLUMN facts`)
 	return err
 }
 

@@ -93,21 +93,10 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 		`payments_pkey PRIMARY KEY (tenant_id, payment_id, company_id, environment)`,
 		`statistics CREATE STATISTICS payments.payments_tenant_stats (dependencies) ON company_id, environment, tenant_id FROM payments`,
 	}
-	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("payments after 3003:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	testkit.AssertTableSchema(t, db, "after 3003", want, "payments", "company_id", "environment", "payment_id", "tenant_id")
 
 	// Every row has its tenant's tenant_id, the expression the readers compute; tenants differ.
-	var rowsOff, tenants, ids int
-	if err := db.QueryRow(ctx, `SELECT
-            count(*) FILTER (WHERE tenant_id IS DISTINCT FROM hashtextextended(company_id::text || '/' || environment::text, 0)),
-            count(DISTINCT (company_id, environment)), count(DISTINCT tenant_id) FROM payments`).
-		Scan(&rowsOff, &tenants, &ids); err != nil {
-		t.Fatal(err)
-	}
-	if rowsOff != 0 || tenants != 3 || ids != 3 {
-		t.Fatalf("%d rows with another tenant_id; %d tenants, %d tenant ids", rowsOff, tenants, ids)
-	}
+	testkit.AssertTenantColumn(t, db, "payments", "tenant_id", 3)
 	var facts []byte
 	if err := db.QueryRow(ctx, `SELECT facts FROM payments
         WHERE tenant_id = hashtextextended('c1'::text || '/' || 'live'::text, 0) AND company_id = 'c1' AND environment = 'live'
@@ -157,12 +146,8 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 	}
 
 	// Down gives back the schema of 3002 with every row; Up again the schema of 3003.
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, files, "03003_payments_tenant_id.sql", "Down")); err != nil {
-		t.Fatal(err)
-	}
-	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(before, "\n") {
-		t.Fatalf("payments after 3003 down:\n%s\nbefore 3003:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"))
-	}
+	testkit.ExecGooseSection(t, db, files, "03003_payments_tenant_id.sql", "Down")
+	testkit.AssertTableSchema(t, db, "after 3003 down", before, "payments", "company_id", "environment", "payment_id", "tenant_id")
 	var n int
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM payments`).Scan(&n); err != nil || n != 9 {
 		t.Fatalf("%d payments after 3003 down (%v)", n, err)
@@ -170,12 +155,8 @@ func TestPaymentsAreIndexedByTenantID(t *testing.T) {
 	if err := insert("c1", "live", "p1"); !pg.IsUniqueViolation(err, "payments_pkey") {
 		t.Fatalf("a repeated payment id after 3003 down: %v", err)
 	}
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, files, "03003_payments_tenant_id.sql", "Up")); err != nil {
-		t.Fatal(err)
-	}
-	if got := testkit.TableSchema(t, db, "payments", "company_id", "environment", "payment_id", "tenant_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("payments after 3003 down and up:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	testkit.ExecGooseSection(t, db, files, "03003_payments_tenant_id.sql", "Up")
+	testkit.AssertTableSchema(t, db, "after 3003 down and up", want, "payments", "company_id", "environment", "payment_id", "tenant_id")
 }
 
 // The planner knows that tenant_id follows from company_id and environment (the statistics of
@@ -194,14 +175,5 @@ func TestTenantRowsAreEstimatedWhole(t *testing.T) {
         ANALYZE payments`); err != nil {
 		t.Fatal(err)
 	}
-	var plan []map[string]any
-	if err := db.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT payment_id FROM payments
-        WHERE tenant_id = hashtextextended('c7'::text || '/' || 'live'::text, 0) AND company_id = 'c7' AND environment = 'live'`).
-		Scan(&plan); err != nil {
-		t.Fatal(err)
-	}
-	rows, _ := plan[0]["Plan"].(map[string]any)["Plan Rows"].(float64)
-	if rows < 250 || rows > 1000 {
-		t.Fatalf("a tenant of 500 payments estimated at %.0f rows: %v", rows, plan)
-	}
+	testkit.AssertTenantRowsEstimated(t, db, "payments", "tenant_id", 500)
 }

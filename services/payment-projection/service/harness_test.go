@@ -44,15 +44,7 @@ func newEnvOn(t testing.TB, url string) *env {
 	dsn := testkit.NewDatabase(t, migrations.Set())
 	e := &env{t: t, dsn: dsn, url: url}
 	e.db = testkit.NewPool(t, dsn, migrations.Schema)
-	nc, err := nats.Connect(e.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	e.nc = nc
-	if e.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
+	e.nc, e.js = testkit.JetStream(t, e.url)
 	if err := bus.Provision(context.Background(), e.js, bus.ProvisionOptions{Replicas: 1, DuplicateWindow: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,19 +2,17 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/payplat/platform/pkg/bus"
-	"github.com/payplat/platform/pkg/pg"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/payment-projection/loadgen"
 	"github.com/payplat/platform/services/payment-projection/migrations"
@@ -43,32 +41,11 @@ func (k *killingProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proj
 // database and NATS server its environment names, with batches of 100, until the killing
 // projector kills it.
 func projectionKilledMidBatch() int {
-	ctx := context.Background()
-	db, err := pg.Connect(ctx, os.Getenv("PROJECTION_DSN"), migrations.Schema)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	nc, err := nats.Connect(os.Getenv("PROJECTION_NATS"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	js, _ := jetstream.New(nc)
-	c, err := bus.EnsurePullConsumer(ctx, js, service.ConsumerSpec(100))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	dl, _ := bus.NewDeadLetterer(js, nil)
-	runner, err := projection.NewStreamRunner(db, c, service.Durable, &killingProjector{Projector: ports.NewProjector()},
-		projection.StreamRunnerOptions{BatchSize: 100, DeadLetter: dl.SendJetStream})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	_ = runner.Run(ctx)
-	return 3 // never reached
+	return svctest.ConsumerProcess{DSN: os.Getenv("PROJECTION_DSN"), Schema: migrations.Schema,
+		NATSURL: os.Getenv("PROJECTION_NATS"), Consumer: service.ConsumerSpec(100), BatchSize: 100,
+		Projector: func(*pgxpool.Pool) projection.Projector {
+			return &killingProjector{Projector: ports.NewProjector()}
+		}}.Run()
 }
 
 // The payments projection's process is killed with SIGKILL in the middle of a batch (applied,

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/bus"
-	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 )
 
@@ -26,20 +25,9 @@ func TestNULInTextIsDeadLetteredWithTheReason(t *testing.T) {
 	e.publishRaw(bad)
 	e.publishRaw(l.created())
 	e.waitApplied(1)
-	subject := bus.DeadLetterSubject("payment-projection")
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		s, err := e.js.Stream(context.Background(), bus.DeadLetterStream)
-		if err != nil {
-			return err
-		}
-		msg, err := s.GetLastMsgForSubject(context.Background(), subject)
-		if err != nil {
-			return err
-		}
-		if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "error_message") ||
-			!strings.Contains(reason, "NUL") {
-			t.Fatalf("dead letter reason %q", reason)
-		}
-		return nil
-	})
+	msg := svctest.WaitDeadLetter(t, e.js, "payment-projection")
+	if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "error_message") ||
+		!strings.Contains(reason, "NUL") {
+		t.Fatalf("dead letter reason %q", reason)
+	}
 }

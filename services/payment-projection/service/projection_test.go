@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,12 +9,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
-	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/pkg/svc/svctest"
 )
 
 // lifecycles returns the events of many payments across companies, each payment in its
@@ -161,18 +158,5 @@ func TestInvalidEventsAreDeadLettered(t *testing.T) {
 	}
 	e.publishRaw(l.created())
 	e.waitApplied(1)
-	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		s, err := e.js.Stream(context.Background(), bus.DeadLetterStream)
-		if err != nil {
-			return err
-		}
-		info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(bus.DeadLetterSubject("payment-projection")))
-		if err != nil {
-			return err
-		}
-		if n := info.State.Subjects[bus.DeadLetterSubject("payment-projection")]; n != 3 {
-			return fmt.Errorf("%d dead letters, want 3", n)
-		}
-		return nil
-	})
+	svctest.WaitDeadLetters(t, e.js, "payment-projection", 3)
 }

@@ -70,11 +70,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
-	if err != nil {
-		return err
-	}
-	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	dl, metrics, err := rt.ConsumerSupport()
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
 // The service migrates its schema, provisions the streams, becomes ready and stops cleanly.
 func TestServiceStartsReadyAndStops(t *testing.T) {
-	s := svctest.Start(t, service.Options(service.Config{ExpiryInterval: time.Hour, BatchSize: 100}))
-	if err := s.Stop(); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
+	svctest.AssertStartsAndStops(t, service.Options(service.Config{ExpiryInterval: time.Hour, BatchSize: 100}))
 }
 
 // The service prunes the event ids its projection records once its consumer has acknowledged

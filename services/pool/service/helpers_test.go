@@ -53,15 +53,7 @@ func companiesTable(t testing.TB, db *pgxpool.Pool) {
 }
 
 func harnessOn(t *testing.T, s *svctest.Started) *harness {
-	nc, err := nats.Connect(s.NATSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := testkit.JetStream(t, s.NATSURL)
 	return &harness{t: t, s: s, js: js, nc: nc}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/payplat/platform/pkg/eventstore"
 	"github.com/payplat/platform/pkg/migrate"
@@ -59,15 +60,10 @@ func TestMovementKeysMoveIntoTheMovementRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, s)
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
-	rows.Close()
 	want := []string{"00000000-0000-0000-0000-000000000001 deposit:0xaa", "00000000-0000-0000-0000-000000000002 debit:p-1",
 		"00000000-0000-0000-0000-000000000003 deposit:0xaa"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -147,21 +143,10 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 		`movements_pool_seq_key UNIQUE (pool_id, seq, company_id, environment)`,
 		`statistics CREATE STATISTICS pool.movements_pool_stats (dependencies) ON company_id, environment, pool_id FROM movements`,
 	}
-	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("movements after 02003:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	testkit.AssertTableSchema(t, db, "after 02003", want, "movements", "company_id", "environment", "key", "pool_id")
 
 	// Every row has its pool's pool_id, the expression the readers compute; pools differ.
-	var rowsOff, pools, ids int
-	if err := db.QueryRow(ctx, `SELECT
-            count(*) FILTER (WHERE pool_id IS DISTINCT FROM hashtextextended(company_id::text || '/' || environment::text, 0)),
-            count(DISTINCT (company_id, environment)), count(DISTINCT pool_id) FROM movements`).
-		Scan(&rowsOff, &pools, &ids); err != nil {
-		t.Fatal(err)
-	}
-	if rowsOff != 0 || pools != 3 || ids != 3 {
-		t.Fatalf("%d rows with another pool_id; %d pools, %d pool ids", rowsOff, pools, ids)
-	}
+	testkit.AssertTenantColumn(t, db, "movements", "pool_id", 3)
 
 	// The constraints refuse a seq or a key repeated within a pool, and accept both in another.
 	insert := func(id, company, env string, seq int, key string) error {
@@ -196,22 +181,14 @@ func TestMovementsAreIndexedByPoolID(t *testing.T) {
 	}
 
 	// Down gives back the schema of 02002 with every row; Up again the schema of 02003.
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, migrations.FS, "02003_movement_pool_id.sql", "Down")); err != nil {
-		t.Fatal(err)
-	}
-	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(before, "\n") {
-		t.Fatalf("movements after 02003 down:\n%s\nbefore 02003:\n%s", strings.Join(got, "\n"), strings.Join(before, "\n"))
-	}
+	testkit.ExecGooseSection(t, db, migrations.FS, "02003_movement_pool_id.sql", "Down")
+	testkit.AssertTableSchema(t, db, "after 02003 down", before, "movements", "company_id", "environment", "key", "pool_id")
 	var n int
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM movements`).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("%d movements after 02003 down (%v)", n, err)
 	}
-	if _, err := db.Exec(ctx, testkit.GooseSection(t, migrations.FS, "02003_movement_pool_id.sql", "Up")); err != nil {
-		t.Fatal(err)
-	}
-	if got := testkit.TableSchema(t, db, "movements", "company_id", "environment", "key", "pool_id"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("movements after 02003 down and up:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	testkit.ExecGooseSection(t, db, migrations.FS, "02003_movement_pool_id.sql", "Up")
+	testkit.AssertTableSchema(t, db, "after 02003 down and up", want, "movements", "company_id", "environment", "key", "pool_id")
 }
 
 // The planner knows that pool_id follows from company_id and environment (the statistics of
@@ -233,14 +210,5 @@ func TestPoolRowsAreEstimatedWhole(t *testing.T) {
         ANALYZE movements`); err != nil {
 		t.Fatal(err)
 	}
-	var plan []map[string]any
-	if err := db.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT id FROM movements
-        WHERE pool_id = hashtextextended('c7'::text || '/' || 'live'::text, 0) AND company_id = 'c7' AND environment = 'live'`).
-		Scan(&plan); err != nil {
-		t.Fatal(err)
-	}
-	rows, _ := plan[0]["Plan"].(map[string]any)["Plan Rows"].(float64)
-	if rows < 250 || rows > 1000 {
-		t.Fatalf("a pool of 500 movements estimated at %.0f rows: %v", rows, plan)
-	}
+	testkit.AssertTenantRowsEstimated(t, db, "movements", "pool_id", 500)
 }

@@ -67,11 +67,7 @@ func Consumers(t Config) []bus.ConsumerSpec {
 
 func start(ctx context.Context, rt *svc.Runtime, t Config) error {
 	repo := adapters.NewRepository(rt.DB)
-	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
-	if err != nil {
-		return err
-	}
-	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	dl, metrics, err := rt.ConsumerSupport()
 	if err != nil {
 		return err
 	}

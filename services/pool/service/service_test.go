@@ -13,8 +13,5 @@ func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
 // The service migrates its schema, provisions the streams, becomes ready and stops cleanly.
 func TestServiceStartsReadyAndStops(t *testing.T) {
-	s := svctest.Start(t, service.Options(service.Config{}))
-	if err := s.Stop(); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
+	svctest.AssertStartsAndStops(t, service.Options(service.Config{}))
 }

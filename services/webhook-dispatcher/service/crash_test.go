@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
 )
@@ -66,12 +65,7 @@ func TestKilledDispatcherLosesAndDoublesNothing(t *testing.T) {
 	}
 
 	first := startProcess(t, bin, env, healthAddr)
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	nc, js := testkit.JetStream(t, natsURL)
 	h := &harness{t: t, nc: nc, js: js, db: testkit.NewPool(t, dsn, migrations.Schema)}
 	h.configure("acme", receiver.URL, false)
 
@@ -97,7 +91,7 @@ func TestKilledDispatcherLosesAndDoublesNothing(t *testing.T) {
 	}
 
 	startProcess(t, bin, env, healthAddr)
-	var rows []logRow
+	var rows []domain.Delivery
 	testkit.WaitFor(t, 90*time.Second, 50*time.Millisecond, func() error {
 		rows = h.deliveries("acme")
 		done := 0

@@ -32,6 +32,7 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
@@ -75,15 +76,7 @@ func startDispatcher(t testing.TB, env map[string]string) *harness {
 	}
 	cfg = cfg.WithRootCAs(trustedPool(t))
 	s := svctest.Start(t, service.Options(cfg))
-	nc, err := nats.Connect(s.NATSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := testkit.JetStream(t, s.NATSURL)
 	return &harness{t: t, cfg: cfg, s: s, nc: nc, js: js, db: testkit.NewPool(t, s.DatabaseURL, migrations.Schema)}
 }
 
@@ -114,16 +107,8 @@ func (h *harness) waitConsumed() {
 			return fmt.Errorf("%s holds %d copies of %d catalogue events", ports.EventsStream, info.State.Msgs, want)
 		}
 		for p := range h.cfg.Partitions {
-			c, err := h.js.Consumer(context.Background(), ports.EventsStream, ports.PartitionConsumer(p).Durable)
-			if err != nil {
+			if err := svctest.Drained(context.Background(), h.js, ports.EventsStream, ports.PartitionConsumer(p).Durable); err != nil {
 				return err
-			}
-			ci, err := c.Info(context.Background())
-			if err != nil {
-				return err
-			}
-			if ci.NumPending != 0 || ci.NumAckPending != 0 {
-				return fmt.Errorf("partition %d: %d pending, %d awaiting ack", p, ci.NumPending, ci.NumAckPending)
 			}
 		}
 		return nil
@@ -241,22 +226,9 @@ func (h *harness) publishAs(msg proto.Message, msgID string) {
 	}
 }
 
-// logRow is a delivery as stored.
-type logRow struct {
-	ID             uuid.UUID
-	EventID        uuid.UUID
-	EventType      string
-	Status         string
-	Attempts       int
-	LastAttemptAt  *time.Time
-	NextAttemptAt  *time.Time
-	ResponseStatus *int
-	ResponseBody   *string
-	ErrorMessage   *string
-	Payload        []byte
-}
-
-func (h *harness) deliveries(company string) []logRow {
+// deliveries reads company's deliveries as stored, oldest first; of each, the columns of the
+// delivery log and the body (not the endpoint, company or creation time).
+func (h *harness) deliveries(company string) []domain.Delivery {
 	h.t.Helper()
 	rows, err := h.db.Query(context.Background(), `SELECT id, event_id, event_type, status, attempts,
 		last_attempt_at, next_attempt_at, response_status, response_body, error_message, payload
@@ -265,9 +237,9 @@ func (h *harness) deliveries(company string) []logRow {
 		h.t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []logRow
+	var out []domain.Delivery
 	for rows.Next() {
-		var r logRow
+		var r domain.Delivery
 		if err := rows.Scan(&r.ID, &r.EventID, &r.EventType, &r.Status, &r.Attempts, &r.LastAttemptAt,
 			&r.NextAttemptAt, &r.ResponseStatus, &r.ResponseBody, &r.ErrorMessage, &r.Payload); err != nil {
 			h.t.Fatal(err)
@@ -278,9 +250,9 @@ func (h *harness) deliveries(company string) []logRow {
 }
 
 // waitDeliveries polls until company has n deliveries all with at least minAttempts attempts.
-func (h *harness) waitDeliveries(company string, n, minAttempts int) []logRow {
+func (h *harness) waitDeliveries(company string, n, minAttempts int) []domain.Delivery {
 	h.t.Helper()
-	var rows []logRow
+	var rows []domain.Delivery
 	testkit.WaitFor(h.t, 30*time.Second, 20*time.Millisecond, func() error {
 		rows = h.deliveries(company)
 		if len(rows) != n {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
 )
@@ -53,18 +54,13 @@ func TestRecordedAttemptsAreAnnouncedToTheirCompanyOnly(t *testing.T) {
 // nextOutcome waits for the next announcement and requires it on subject.
 func nextOutcome(t *testing.T, heard <-chan *nats.Msg, subject string) outcomes.Outcome {
 	t.Helper()
-	select {
-	case m := <-heard:
-		if m.Subject != subject {
-			t.Fatalf("announcement on %s, want %s", m.Subject, subject)
-		}
-		o, err := outcomes.Parse(m.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	case <-time.After(30 * time.Second):
-		t.Fatal("no announcement within 30 s")
+	m := testkit.Receive(t, heard, 30*time.Second, "announcement")
+	if m.Subject != subject {
+		t.Fatalf("announcement on %s, want %s", m.Subject, subject)
 	}
-	return outcomes.Outcome{}
+	o, err := outcomes.Parse(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/services/webhook-dispatcher/adapters"
@@ -119,11 +118,7 @@ func startConsumers(ctx context.Context, rt *svc.Runtime, d *app.Dispatcher, par
 	if err := ports.EnsureEventsStream(ctx, rt.JS, partitions, rt.Config.StreamReplicas); err != nil {
 		return err
 	}
-	dl, err := bus.NewDeadLetterer(rt.JS, rt.Registry)
-	if err != nil {
-		return err
-	}
-	metrics, err := bus.NewConsumerMetrics(rt.Registry)
+	dl, metrics, err := rt.ConsumerSupport()
 	if err != nil {
 		return err
 	}

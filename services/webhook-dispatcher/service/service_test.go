@@ -455,12 +455,12 @@ func TestFailedAttemptDetails(t *testing.T) {
 	cases := []struct {
 		name    string
 		respond func(w http.ResponseWriter, r *http.Request)
-		check   func(r logRow) bool
+		check   func(r domain.Delivery) bool
 	}{
 		{"500 long body", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(500)
 			_, _ = w.Write([]byte(strings.Repeat("ü€", 2500)))
-		}, func(r logRow) bool {
+		}, func(r domain.Delivery) bool {
 			return *r.ResponseStatus == 500 && utf8.RuneCountInString(*r.ResponseBody) == 1000 &&
 				utf8.ValidString(*r.ResponseBody) && strings.HasPrefix(*r.ResponseBody, "ü€ü€")
 		}},
@@ -469,12 +469,12 @@ func TestFailedAttemptDetails(t *testing.T) {
 			case <-r.Context().Done():
 			case <-time.After(2 * time.Second):
 			}
-		}, func(r logRow) bool {
+		}, func(r domain.Delivery) bool {
 			return r.ResponseStatus == nil && r.ErrorMessage != nil && *r.ErrorMessage == domain.FailTimeout
 		}},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.srv.URL, http.StatusTemporaryRedirect)
-		}, func(r logRow) bool {
+		}, func(r domain.Delivery) bool {
 			return *r.ResponseStatus == 307 && r.Status == "FAILED" &&
 				deref(r.ErrorMessage) == "HTTP 307 (redirects are not followed)"
 		}},

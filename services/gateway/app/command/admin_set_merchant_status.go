@@ -30,8 +30,5 @@ func NewAdminSetMerchantStatusHandler(merchants MerchantStatusSetter) AdminSetMe
 
 // Handle requires a status, then has the merchant service apply it for the platform.
 func (h AdminSetMerchantStatusHandler) Handle(ctx context.Context, cmd AdminSetMerchantStatus) (domain.MerchantStatusResult, error) {
-	if cmd.Status == "" {
-		return domain.MerchantStatusResult{}, domain.Invalid("status", "is required")
-	}
-	return h.merchants.SetStatus(ctx, nil, cmd.RequestID, cmd.MerchantID, cmd.Status, cmd.Reason)
+	return setStatus(ctx, h.merchants, nil, cmd.RequestID, cmd.MerchantID, cmd.Status, cmd.Reason)
 }

@@ -37,9 +37,16 @@ func NewSetMerchantStatusHandler(merchants MerchantStatusSetter) SetMerchantStat
 
 // Handle requires a status, then has the merchant service apply the company's rules to it.
 func (h SetMerchantStatusHandler) Handle(ctx context.Context, cmd SetMerchantStatus) (domain.MerchantStatusResult, error) {
-	if cmd.Status == "" {
+	p := cmd.Principal
+	return setStatus(ctx, h.merchants, &p, cmd.RequestID, cmd.MerchantID, cmd.Status, cmd.Reason)
+}
+
+// setStatus is the step the company's and the platform's changes share: a status is required
+// whoever sets it, then the merchant service applies the rules of p (nil: the platform's).
+func setStatus(ctx context.Context, merchants MerchantStatusSetter, p *domain.Principal, requestID, merchantID,
+	status, reason string) (domain.MerchantStatusResult, error) {
+	if status == "" {
 		return domain.MerchantStatusResult{}, domain.Invalid("status", "is required")
 	}
-	p := cmd.Principal
-	return h.merchants.SetStatus(ctx, &p, cmd.RequestID, cmd.MerchantID, cmd.Status, cmd.Reason)
+	return merchants.SetStatus(ctx, p, requestID, merchantID, status, reason)
 }

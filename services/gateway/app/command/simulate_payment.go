@@ -33,10 +33,7 @@ func NewSimulatePaymentHandler(payments PaymentWriter) SimulatePaymentHandler {
 // first; the HTTP port checks it before reading the body, so that a live key is refused
 // whatever it sent.
 func (SimulatePaymentHandler) Permit(p domain.Principal) error {
-	if p.Environment != domain.Test {
-		return domain.ErrPaymentTestModeOnly
-	}
-	return nil
+	return testModeOnly(p, domain.ErrPaymentTestModeOnly)
 }
 
 // Handle publishes payment.created, payment.processing and payment.confirmed, in that order,

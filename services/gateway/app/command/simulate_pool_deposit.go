@@ -46,8 +46,14 @@ func NewSimulatePoolDepositHandler(pool PoolDepositSimulator) SimulatePoolDeposi
 // first; the HTTP port checks it before reading the body, so that a live key is refused
 // whatever it sent.
 func (SimulatePoolDepositHandler) Permit(p domain.Principal) error {
+	return testModeOnly(p, domain.ErrPoolTestModeOnly)
+}
+
+// testModeOnly is the rule every simulation shares: it returns refusal unless p calls with a test
+// key, so that nothing simulated can reach live data.
+func testModeOnly(p domain.Principal, refusal error) error {
 	if p.Environment != domain.Test {
-		return domain.ErrPoolTestModeOnly
+		return refusal
 	}
 	return nil
 }

@@ -2,7 +2,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/payplat/platform/pkg/svc"
@@ -10,10 +9,5 @@ import (
 )
 
 func main() {
-	cfg, err := service.LoadConfig()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "merchant:", err)
-		os.Exit(2)
-	}
-	os.Exit(svc.Main(service.Options(cfg)))
+	os.Exit(svc.MainWith("merchant", service.LoadConfig, service.Options))
 }
