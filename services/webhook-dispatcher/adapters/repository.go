@@ -86,13 +86,22 @@ func deliveryDest(d *domain.Delivery) []any {
 		&d.ErrorMessage, &d.CreatedAt}
 }
 
-// scanClaims reads claims whose lease was asked for at claimedAt (this process's clock).
-func scanClaims(rows pgx.Rows, claimedAt time.Time) ([]domain.Claim, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Claim, error) {
+// claimsOf reads the claims a claiming query answered (its rows and error), whose lease was
+// asked for at claimedAt (this process's clock); the query's error or the scan's is wrapped
+// with what the query was doing.
+func claimsOf(rows pgx.Rows, err error, claimedAt time.Time, what string) ([]domain.Claim, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	claims, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Claim, error) {
 		c := domain.Claim{ClaimedAt: claimedAt}
 		err := row.Scan(append(deliveryDest(&c.Delivery), &c.Token, &c.URL, &c.Enabled, &c.SecretSealed)...)
 		return c, err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return claims, nil
 }
 
 // CreateDeliveries creates, in one statement (one round trip, one commit), one delivery per
@@ -141,14 +150,7 @@ func (s *Repository) CreateDeliveries(ctx context.Context, news []domain.NewDeli
 			JOIN input i ON i.event_id = d.event_id AND i.company_id = d.company_id AND i.environment = d.environment
 		ORDER BY i.ord, d.id`,
 		companies, envs, ids, types, payloads, lease.Milliseconds(), uuid.New())
-	if err != nil {
-		return nil, fmt.Errorf("creating deliveries: %w", err)
-	}
-	claims, err := scanClaims(rows, claimedAt)
-	if err != nil {
-		return nil, fmt.Errorf("creating deliveries: %w", err)
-	}
-	return claims, nil
+	return claimsOf(rows, err, claimedAt, "creating deliveries")
 }
 
 // Deliverable returns which of targets have an enabled endpoint with a URL now: the ones
@@ -231,14 +233,7 @@ func (s *Repository) claimWhere(ctx context.Context, cond string, limit int, lea
 			RETURNING d.*)
 		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id
 		ORDER BY d.next_attempt_at, d.id`, limit, lease.Milliseconds(), uuid.New(), limit*claimHeadroom)
-	if err != nil {
-		return nil, fmt.Errorf("claiming due deliveries: %w", err)
-	}
-	claims, err := scanClaims(rows, claimedAt)
-	if err != nil {
-		return nil, fmt.Errorf("claiming due deliveries: %w", err)
-	}
-	return claims, nil
+	return claimsOf(rows, err, claimedAt, "claiming due deliveries")
 }
 
 // ClaimStranded leases up to limit deliveries whose first attempt never happened and nobody
@@ -263,12 +258,9 @@ func (s *Repository) ClaimOne(ctx context.Context, id uuid.UUID, company, env st
 			RETURNING d.*)
 		SELECT `+claimCols+` FROM claimed d JOIN endpoints e ON e.id = d.endpoint_id`,
 		id, company, env, lease.Milliseconds(), uuid.New())
+	claims, err := claimsOf(rows, err, claimedAt, "claiming delivery "+id.String())
 	if err != nil {
-		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
-	}
-	claims, err := scanClaims(rows, claimedAt)
-	if err != nil {
-		return domain.Claim{}, fmt.Errorf("claiming delivery %s: %w", id, err)
+		return domain.Claim{}, err
 	}
 	if len(claims) == 1 {
 		return claims[0], nil
