@@ -233,3 +233,28 @@ func TestServiceRefusesANATSServerOlderThanTheMinimum(t *testing.T) {
 		t.Fatalf("Run = %v, want a refusal naming the minimum", err)
 	}
 }
+
+// A service whose own configuration does not load exits with status 2 before it starts, saying
+// which service and why on standard error.
+func TestMainWithRefusesAConfigurationThatDoesNotLoad(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	code := svc.MainWith("pool", func() (int, error) { return 0, errors.New("POOL_BATCH_SIZE: not a number") },
+		func(int) svc.Options {
+			t.Error("options made of a configuration that did not load")
+			return svc.Options{}
+		})
+	os.Stderr = stderr
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	if got, want := string(out), "pool: POOL_BATCH_SIZE: not a number\n"; got != want {
+		t.Errorf("standard error %q, want %q", got, want)
+	}
+}
