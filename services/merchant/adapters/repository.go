@@ -290,7 +290,10 @@ func (r *Repository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.U
 	if err != nil {
 		return err
 	}
-	var applied []versioned
+	var (
+		applied []versioned
+		appends []eventstore.StreamAppend
+	)
 	for _, id := range order {
 		evs := decided[id]
 		if len(evs) == 0 {
@@ -303,12 +306,20 @@ func (r *Repository) UpdateManyTx(ctx context.Context, tx pgx.Tx, order []uuid.U
 				return err
 			}
 		}
-		if err := r.appendEvents(ctx, tx, m.CompanyID(), m.Environment(), id, loaded, evs); err != nil {
+		encoded, err := encodeAll(ctx, m.CompanyID(), m.Environment(), evs)
+		if err != nil {
 			return err
 		}
+		appends = append(appends, eventstore.StreamAppend{StreamID: StreamID(id), Expected: loaded, Events: encoded})
 		for i, ev := range evs {
 			applied = append(applied, versioned{ev: ev, version: loaded + int64(i) + 1})
 		}
+	}
+	// One statement appends the events of every merchant of the batch (one per merchant
+	// before: most of the merchant service's database time when payments come in small
+	// batches, docs/BENCHMARKS.md).
+	if _, err := r.store.AppendStreamsTx(ctx, tx, appends); err != nil {
+		return err
 	}
 	return applyManyToReadTables(ctx, tx, applied)
 }
@@ -358,16 +369,25 @@ func (r *Repository) appendAndApply(ctx context.Context, tx pgx.Tx, companyID, e
 // appendEvents encodes evs and appends them to the merchant's stream at version expected.
 func (r *Repository) appendEvents(ctx context.Context, q eventstore.Querier, companyID, env string, id uuid.UUID,
 	expected int64, evs []domain.Event) error {
+	encoded, err := encodeAll(ctx, companyID, env, evs)
+	if err != nil {
+		return err
+	}
+	_, err = r.store.AppendTx(ctx, q, StreamID(id), expected, encoded...)
+	return err
+}
+
+// encodeAll encodes evs of a merchant of companyID in env for the event store.
+func encodeAll(ctx context.Context, companyID, env string, evs []domain.Event) ([]eventstore.Event, error) {
 	encoded := make([]eventstore.Event, len(evs))
 	for i, ev := range evs {
 		e, err := encode(ctx, companyID, env, ev)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		encoded[i] = e
 	}
-	_, err := r.store.AppendTx(ctx, q, StreamID(id), expected, encoded...)
-	return err
+	return encoded, nil
 }
 
 // versioned is an event with the stream version it was appended at.

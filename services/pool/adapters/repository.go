@@ -123,8 +123,8 @@ func (r *Repository) updateTx(ctx context.Context, tx pgx.Tx, id domain.ID, fn f
 }
 
 // RecordPoolFacts records facts of several pools in one transaction: grouped by pool, each
-// pool's facts in their order as one append (RecordFacts), the pools locked in a fixed order so
-// that two writers of the same pools cannot deadlock.
+// pool's facts in their order (as RecordFacts does), all the pools saved at once, the pools
+// locked in a fixed order so that two writers of the same pools cannot deadlock.
 func (r *Repository) RecordPoolFacts(ctx context.Context, facts []domain.PoolFact) error {
 	groups := map[domain.ID][]domain.Fact{}
 	var pools []domain.ID
@@ -139,12 +139,15 @@ func (r *Repository) RecordPoolFacts(ctx context.Context, facts []domain.PoolFac
 		if err := r.LockPools(ctx, tx, pools...); err != nil {
 			return err
 		}
+		ls := make([]*loaded, 0, len(pools))
 		for _, id := range pools {
-			if _, err := r.RecordFacts(ctx, tx, id, groups[id]); err != nil {
+			l, _, err := r.record(ctx, tx, id, groups[id])
+			if err != nil {
 				return err
 			}
+			ls = append(ls, l)
 		}
-		return nil
+		return r.save(ctx, tx, ls...)
 	})
 }
 
@@ -193,15 +196,25 @@ type Recorded struct {
 // carries its key (unique per pool) and is written in the same transaction, so a redelivered
 // or repeated fact records nothing, whatever crashes happen in between.
 func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (Recorded, error) {
+	l, out, err := r.record(ctx, tx, id, facts)
+	if err != nil {
+		return out, err
+	}
+	return out, r.save(ctx, tx, l)
+}
+
+// record is RecordFacts up to the save: the pool of id locked, loaded, and its new facts
+// recorded on it.
+func (r *Repository) record(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (*loaded, Recorded, error) {
 	out := Recorded{Duplicates: map[string]uuid.UUID{}}
 	for _, f := range facts {
 		if want := factKey(f); f.Key != want {
-			return out, fmt.Errorf("pool: a %s fact with key %q, want %q", f.Type, f.Key, want)
+			return nil, out, fmt.Errorf("pool: a %s fact with key %q, want %q", f.Type, f.Key, want)
 		}
 	}
 	l, err := r.lock(ctx, tx, id)
 	if err != nil {
-		return out, err
+		return nil, out, err
 	}
 	ids := make([]uuid.UUID, len(facts))
 	for i := range facts {
@@ -209,10 +222,10 @@ func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, f
 	}
 	fresh, err := r.newKeys(ctx, tx, id, facts, ids, out.Duplicates)
 	if err != nil {
-		return out, err
+		return nil, out, err
 	}
 	if err := r.merchants.fillNames(ctx, tx, facts, fresh); err != nil {
-		return out, err
+		return nil, out, err
 	}
 	now := r.now().UTC()
 	for i, f := range facts {
@@ -221,11 +234,11 @@ func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, f
 		}
 		m, err := l.pool.Record(f, ids[i], now)
 		if err != nil {
-			return out, fmt.Errorf("recording %s %s: %w", f.Type, f.Key, err)
+			return nil, out, fmt.Errorf("recording %s %s: %w", f.Type, f.Key, err)
 		}
 		out.Movements = append(out.Movements, m)
 	}
-	return out, r.save(ctx, tx, l)
+	return l, out, nil
 }
 
 // factKey is the key a fact must have: the one a rebuild derives from the movement's event
@@ -288,49 +301,76 @@ func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts
 	return fresh, nil
 }
 
-// save appends the pool's changes with the version it was loaded at and updates the read
-// tables to match.
-func (r *Repository) save(ctx context.Context, tx pgx.Tx, l *loaded) error {
-	p := l.pool
-	changes := p.Changes()
-	if len(changes) == 0 {
-		// A pool locked for the first time and left unchanged (settings set to what they
-		// were) has no event: its row goes, as a rebuild from the events would not make it.
-		if p.Version() == 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM balances WHERE company_id = $1 AND environment = $2 AND version = 0`,
-				p.ID().CompanyID, p.ID().Environment); err != nil {
-				return fmt.Errorf("releasing pool %s: %w", p.ID().StreamID(), err)
+// save appends the changes of the pools of ls, each with the version it was loaded at, and
+// updates the read tables to match: one append for all the pools, one COPY of all their
+// movements and one round trip of their balance updates, so that a batch of facts on many
+// pools costs about what one on a single pool does (docs/BENCHMARKS.md: per pool, these were
+// most of the pool service's database time when payments come in small batches).
+func (r *Repository) save(ctx context.Context, tx pgx.Tx, ls ...*loaded) error {
+	var (
+		appends []eventstore.StreamAppend
+		changed []*loaded
+	)
+	for _, l := range ls {
+		p := l.pool
+		changes := p.Changes()
+		if len(changes) == 0 {
+			// A pool locked for the first time and left unchanged (settings set to what they
+			// were) has no event: its row goes, as a rebuild from the events would not make it.
+			if p.Version() == 0 {
+				if _, err := tx.Exec(ctx, `DELETE FROM balances WHERE company_id = $1 AND environment = $2 AND version = 0`,
+					p.ID().CompanyID, p.ID().Environment); err != nil {
+					return fmt.Errorf("releasing pool %s: %w", p.ID().StreamID(), err)
+				}
 			}
+			continue
 		}
+		evs, err := toEvents(p.ID(), changes)
+		if err != nil {
+			return err
+		}
+		appends = append(appends, eventstore.StreamAppend{StreamID: p.ID().StreamID(),
+			Expected: p.Version() - int64(len(changes)), Events: evs})
+		changed = append(changed, l)
+	}
+	if len(changed) == 0 {
 		return nil
 	}
-	evs, err := toEvents(p.ID(), changes)
+	res, err := r.store.AppendStreamsTx(ctx, tx, appends)
 	if err != nil {
 		return err
 	}
-	expected := p.Version() - int64(len(changes))
-	res, err := r.store.AppendTx(ctx, tx, p.ID().StreamID(), expected, evs...)
+	for i, l := range changed {
+		if res[i].Version != l.pool.Version() {
+			return fmt.Errorf("pool %s: appended up to version %d, aggregate at %d", l.pool.ID().StreamID(),
+				res[i].Version, l.pool.Version())
+		}
+	}
+	counts, err := r.insertMovements(ctx, tx, changed)
 	if err != nil {
 		return err
 	}
-	if res.Version != p.Version() {
-		return fmt.Errorf("pool %s: appended up to version %d, aggregate at %d", p.ID().StreamID(), res.Version, p.Version())
-	}
-	counts, err := r.insertMovements(ctx, tx, p.ID(), l.movementCount, changes)
-	if err != nil {
-		return err
-	}
-	s := p.Settings()
-	_, err = tx.Exec(ctx, `UPDATE balances SET balance = $3, low_threshold = $4, auto_top_up_enabled = $5,
+	b := &pgx.Batch{}
+	for i, l := range changed {
+		p, s, changes := l.pool, l.pool.Settings(), l.pool.Changes()
+		b.Queue(`UPDATE balances SET balance = $3, low_threshold = $4, auto_top_up_enabled = $5,
         version = $6, movement_count = movement_count + $7, deposit_count = deposit_count + $8,
         debit_count = debit_count + $9, credit_count = credit_count + $10,
         withdrawal_count = withdrawal_count + $11, updated_at = $12
         WHERE company_id = $1 AND environment = $2`,
-		p.ID().CompanyID, p.ID().Environment, p.Balance().Micros(), s.LowThreshold.Micros(), s.AutoTopUpEnabled,
-		p.Version(), counts.total, counts.byType[domain.Deposit], counts.byType[domain.Debit],
-		counts.byType[domain.Credit], counts.byType[domain.Withdrawal], changeTime(changes[len(changes)-1]))
-	if err != nil {
-		return fmt.Errorf("updating pool %s: %w", p.ID().StreamID(), err)
+			p.ID().CompanyID, p.ID().Environment, p.Balance().Micros(), s.LowThreshold.Micros(), s.AutoTopUpEnabled,
+			p.Version(), counts[i].total, counts[i].byType[domain.Deposit], counts[i].byType[domain.Debit],
+			counts[i].byType[domain.Credit], counts[i].byType[domain.Withdrawal], changeTime(changes[len(changes)-1]))
+	}
+	br := tx.SendBatch(ctx, b)
+	for _, l := range changed {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("updating pool %s: %w", l.pool.ID().StreamID(), err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("updating pools: %w", err)
 	}
 	return nil
 }
@@ -359,26 +399,33 @@ var movementColumns = []string{"id", "company_id", "environment", "seq", "type",
 	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
 	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"}
 
-func (r *Repository) insertMovements(ctx context.Context, tx pgx.Tx, id domain.ID, seq int64, changes []domain.Change) (movementCounts, error) {
-	counts := movementCounts{byType: map[domain.MovementType]int64{}}
+// insertMovements writes the movements among the changes of the pools of ls, numbered on from
+// each pool's count, with one COPY, and returns each pool's counts.
+func (r *Repository) insertMovements(ctx context.Context, tx pgx.Tx, ls []*loaded) ([]movementCounts, error) {
+	all := make([]movementCounts, len(ls))
 	var rows [][]any
-	for _, c := range changes {
-		m, ok := c.(*domain.Movement)
-		if !ok {
-			continue
+	for i, l := range ls {
+		counts := movementCounts{byType: map[domain.MovementType]int64{}}
+		seq := l.movementCount
+		for _, c := range l.pool.Changes() {
+			m, ok := c.(*domain.Movement)
+			if !ok {
+				continue
+			}
+			seq++
+			counts.total++
+			counts.byType[m.Type]++
+			rows = append(rows, movementRow(l.pool.ID(), seq, m))
 		}
-		seq++
-		counts.total++
-		counts.byType[m.Type]++
-		rows = append(rows, movementRow(id, seq, m))
+		all[i] = counts
 	}
 	if len(rows) == 0 {
-		return counts, nil
+		return all, nil
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(rows)); err != nil {
-		return counts, fmt.Errorf("inserting movements of %s: %w", id.StreamID(), err)
+		return all, fmt.Errorf("inserting movements of %d pools: %w", len(ls), err)
 	}
-	return counts, nil
+	return all, nil
 }
 
 func movementRow(id domain.ID, seq int64, m *domain.Movement) []any {
