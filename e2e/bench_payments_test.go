@@ -80,7 +80,7 @@ type paymentsBench struct {
 //
 //	go test -run '^$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
 func BenchmarkPaymentsEndToEnd(b *testing.B) {
-	s := newStack(b, append([]string{"LOG_LEVEL=error"}, noRateLimits...)...)
+	s := newStack(b, append(append([]string{"LOG_LEVEL=error"}, noRateLimits...), profileEnv()...)...)
 	ctx := context.Background()
 	setup := time.Now()
 	tenants, err := loadgen.Gateway{URL: s.url, AdminToken: s.creds.AdminToken}.
@@ -207,13 +207,24 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 	noDeadLetters := pb.deadLetterCheck(b)
 	tracker := &loadgen.LagTracker{Interval: 15 * time.Millisecond, SampleEvery: benchLagSample}
 	cpuFrom := sampleCPU(ctx, pb.db)
+	batchesFrom, err := pb.s.readBatches(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	statements := statementsFrom(b, ctx, pb.db, b.Name())
 	published := make(chan struct{})
 	tracked := make(chan error, 1)
 	go func() { tracked <- tracker.Run(ctx, pb.db, published) }()
 	b.ResetTimer()
+	// Profiles, when asked for, cover the first 80% of the part (at most 25 s).
+	profiled := func() {}
+	if b.N > 1 {
+		profiled = pb.s.profileServices(b, b.Name(), time.Duration(0.8*float64(b.N)/rate*float64(time.Second)))
+	}
 	stats, err := loadgen.Run(ctx, pb.js, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight, Rate: rate,
 		OnConfirmed: tracker.Track})
 	close(published)
+	profiled()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -231,9 +242,15 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 	b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 1)), "lag-max-ms")
 	if b.N > 1 {
-		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s\n%s",
+		statements()
+		batches, err := pb.s.readBatches(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s\n%s\n%s",
 			b.N, stats.Rate(), rate, stats.Elapsed.Round(time.Millisecond), len(lags), loadgen.Percentile(lags, 0.5),
-			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N))
+			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N),
+			batches.since(batchesFrom))
 	}
 }
 

@@ -97,6 +97,8 @@ type stack struct {
 	out      *testkit.Buffer
 	nc       *nats.Conn
 	js       jetstream.JetStream
+	// health is every service's health listener address, by service (replica 0).
+	health map[string]string
 	// stop stops the platform before the test ends (it stops at the end anyway).
 	stop func()
 }
@@ -129,7 +131,10 @@ func newStackOf(t testing.TB, replicas int, extraEnv ...string) *stack {
 	cfg.LogLevel = "warn"
 	cfg.ExtraEnv = extraEnv
 	s := &stack{t: t, url: cfg.GatewayURL(), http: contractClient(t), out: &testkit.Buffer{}, dataDir: cfg.DataDir,
-		natsURL: natsURL, natsKeys: natsKeys}
+		natsURL: natsURL, natsKeys: natsKeys, health: map[string]string{}}
+	for _, name := range devstack.Services {
+		s.health[name] = cfg.HealthAddrOf(devstack.Instance{Service: name})
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var runErr error
 	stopped := make(chan struct{})

@@ -39,7 +39,8 @@ func EnvNames(service string) (map[string]bool, error) {
 	}
 	// The PostgreSQL driver (pgx) reads PGPASSWORD when DATABASE_URL carries none: the
 	// manifests pass each service's role password so, from the role's Secret.
-	names := map[string]bool{"PGPASSWORD": true}
+	// The Go runtime of every service reads GOGC and GOMEMLIMIT (its collector).
+	names := map[string]bool{"PGPASSWORD": true, "GOGC": true, "GOMEMLIMIT": true}
 	for _, c := range cfgs {
 		params, err := env.GetFieldParams(c)
 		if err != nil {

@@ -154,7 +154,7 @@ func (c *Cluster) startStorage(ctx context.Context) error {
 		if err := os.WriteFile(conf, []byte(c.cfg.NATSNodeConfig(i, n, filepath.Join(c.dir, "nats"), &keys)), 0o644); err != nil {
 			return err
 		}
-		p := newProc(devstack.NATSNodeName(i), filepath.Join(c.binDir, "nats-server"), []string{"-c", conf}, os.Environ(),
+		p := newProc(devstack.NATSNodeName(i), filepath.Join(c.binDir, "nats-server"), []string{"-c", conf}, natsx.ServerEnv(os.Environ()),
 			c.logPath(devstack.NATSNodeName(i)), c.events)
 		c.nats = append(c.nats, p)
 		if err := p.start(); err != nil {

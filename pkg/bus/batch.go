@@ -165,6 +165,7 @@ func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
+	c.o.Metrics.Fetched(c.durable, len(msgs))
 	if c.o.Hold != nil && !c.o.Hold() {
 		for _, m := range msgs {
 			_ = m.Nak()

@@ -211,6 +211,11 @@ func TestABatchConsumerDeadLettersOnlyWhatCanNeverBeAppliedAndAppliesTheRest(t *
 			t.Errorf("bus_consumer_messages_total{%s} = %v, want %v", outcome, got, n)
 		}
 	}
+	// Every message was fetched once, in one batch or more.
+	batches := map[string]string{"consumer": "poison-test"}
+	if n, sum := metricValue(t, reg, "bus_consumer_batch_messages", batches), histogramSum(t, reg, "bus_consumer_batch_messages", batches); n < 1 || sum != 8 {
+		t.Errorf("bus_consumer_batch_messages: %v batches of %v messages in all, want 1 or more of 8", n, sum)
+	}
 }
 
 func TestABatchWhoseApplyFailedIsDeliveredAgainAndAppliedOnce(t *testing.T) {

@@ -183,6 +183,23 @@ func metricValue(t *testing.T, g prometheus.Gatherer, name string, labels map[st
 	return 0
 }
 
+// histogramSum is the sum of the observations of the histogram name with exactly labels.
+func histogramSum(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if mf.GetName() == name && labelsMatch(m, labels) {
+				return m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return 0
+}
+
 func labelsMatch(m *dto.Metric, labels map[string]string) bool {
 	if len(m.GetLabel()) != len(labels) {
 		return false

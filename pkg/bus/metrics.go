@@ -44,14 +44,18 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 }
 
 // ConsumerMetrics count the messages a batch consumer settled, by consumer and outcome
-// (acked, dead_lettered, nacked): bus_consumer_messages_total. With several replicas, each
-// one's counts show its share of the consumer's work.
+// (acked, dead_lettered, nacked): bus_consumer_messages_total; and the size of the batches it
+// fetched: bus_consumer_batch_messages. With several replicas, each one's counts show its
+// share of the consumer's work. The batch sizes show what a message costs: a consumer's
+// transaction, fetch and wake-up are paid per batch, so one that runs in batches of one or two
+// messages spends several times the CPU per message of one that runs in full batches.
 type ConsumerMetrics struct {
 	messages *prometheus.CounterVec
+	batches  *prometheus.HistogramVec
 }
 
-// NewConsumerMetrics registers the counter on reg (nil: not registered; shared when several
-// consumers of one process register it).
+// NewConsumerMetrics registers the counter and the histogram on reg (nil: not registered;
+// shared when several consumers of one process register them).
 func NewConsumerMetrics(reg prometheus.Registerer) (*ConsumerMetrics, error) {
 	c, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bus_consumer_messages_total",
@@ -60,7 +64,24 @@ func NewConsumerMetrics(reg prometheus.Registerer) (*ConsumerMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ConsumerMetrics{messages: c}, nil
+	h, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "bus_consumer_batch_messages",
+		Help:    "Messages in each batch a consumer fetched, by consumer.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 11), // 1 to 1,024
+	}, []string{"consumer"}))
+	if err != nil {
+		return nil, err
+	}
+	return &ConsumerMetrics{messages: c, batches: h}, nil
+}
+
+// Fetched records a batch of n messages consumer fetched. A nil ConsumerMetrics records
+// nothing.
+func (m *ConsumerMetrics) Fetched(consumer string, n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.batches.WithLabelValues(consumer).Observe(float64(n))
 }
 
 // Add counts n messages of consumer settled with outcome. A nil ConsumerMetrics counts nothing.

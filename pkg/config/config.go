@@ -48,6 +48,9 @@ type Common struct {
 	// listener (HEALTH_ADDR). It has no tag default because each service has its own: set it
 	// in the defaults function given to Load.
 	HealthAddr string `env:"HEALTH_ADDR"`
+	// Pprof serves Go's runtime profiles under /debug/pprof/ on the health listener (PPROF,
+	// default false): what an operator reads to see where a service spends its CPU.
+	Pprof bool `env:"PPROF" envDefault:"false"`
 }
 
 // Logger returns the logger LOG_FORMAT and LOG_LEVEL describe, writing to w.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -372,6 +373,32 @@ func TestServerStartErrors(t *testing.T) {
 			t.Parallel()
 			if err := health.New(tt.addr, nil, nil, nil).Start(); err == nil {
 				t.Fatalf("Start(%q) succeeded", tt.addr)
+			}
+		})
+	}
+}
+
+func TestProfilesAreServedOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, profiles := range []bool{false, true} {
+		t.Run(fmt.Sprintf("profiles=%v", profiles), func(t *testing.T) {
+			t.Parallel()
+			s := health.New("127.0.0.1:0", nil, nil, nil)
+			if profiles {
+				s.ServeProfiles()
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+			want := http.StatusNotFound
+			if profiles {
+				want = http.StatusOK
+			}
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+				if code, _ := get(t, "http://"+s.Addr()+path); code != want {
+					t.Errorf("GET %s = %d, want %d", path, code, want)
+				}
 			}
 		})
 	}

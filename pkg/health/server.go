@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ type Server struct {
 	addr string
 	log  *slog.Logger
 	srv  *http.Server
+	mux  *http.ServeMux
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -38,6 +40,7 @@ func New(addr string, checks map[string]Check, gatherer prometheus.Gatherer, log
 	return &Server{
 		addr: addr,
 		log:  log,
+		mux:  mux,
 		srv: &http.Server{
 			Handler:           mux,
 			ReadHeaderTimeout: 5 * time.Second,
@@ -48,6 +51,19 @@ func New(addr string, checks map[string]Check, gatherer prometheus.Gatherer, log
 			ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
 	}
+}
+
+// ServeProfiles adds Go's runtime profiles under /debug/pprof/ (net/http/pprof) to the
+// listener, for an operator who sets PPROF=true to see where a service's time goes. Call it
+// before Start. A CPU profile may last up to the listener's 30 s write timeout
+// (/debug/pprof/profile?seconds=25). The listener should then be reachable only from the
+// operators' network: a profile shows the code, not data, but costs CPU while it runs.
+func (s *Server) ServeProfiles() {
+	s.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	s.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	s.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }
 
 // Start listens on the address and serves in the background; when it returns without error

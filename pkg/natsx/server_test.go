@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -175,5 +176,17 @@ func TestCallReadsTheHeadersOfAReplyWithoutTheErrorShape(t *testing.T) {
 		if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != want {
 			t.Fatalf("%s: %v, want %+v", subject, err, want)
 		}
+	}
+}
+
+func TestServerEnvRunsNATSWithTheDeployedCollectorUnlessGOGCIsSet(t *testing.T) {
+	t.Parallel()
+	got := natsx.ServerEnv([]string{"PATH=/bin"})
+	if want := []string{"PATH=/bin", "GOGC=" + natsx.ServerGOGC}; !slices.Equal(got, want) {
+		t.Errorf("ServerEnv = %q, want %q", got, want)
+	}
+	set := []string{"GOGC=50", "PATH=/bin"}
+	if got := natsx.ServerEnv(set); !slices.Equal(got, set) {
+		t.Errorf("ServerEnv with GOGC set = %q, want it unchanged", got)
 	}
 }

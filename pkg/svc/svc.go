@@ -114,8 +114,10 @@ func LoadConfig(o Options) (Config, error) {
 	return config.Load(func(c *Config) { c.HealthAddr = o.DefaultHealthAddr })
 }
 
-// Main runs the service until SIGINT or SIGTERM and returns the process exit code.
+// Main runs the service until SIGINT or SIGTERM, with the garbage collector tuned (TuneGC), and
+// returns the process exit code.
 func Main(o Options) int {
+	TuneGC()
 	cfg, err := LoadConfig(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -271,6 +273,9 @@ func (rt *Runtime) start(ctx context.Context, o Options) error {
 		}
 	}
 	rt.health = health.New(rt.Config.HealthAddr, rt.checks, rt.Registry, rt.Log)
+	if rt.Config.Pprof {
+		rt.health.ServeProfiles()
+	}
 	return rt.health.Start()
 }
 

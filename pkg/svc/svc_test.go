@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -256,5 +257,30 @@ func TestMainWithRefusesAConfigurationThatDoesNotLoad(t *testing.T) {
 	}
 	if got, want := string(out), "pool: POOL_BATCH_SIZE: not a number\n"; got != want {
 		t.Errorf("standard error %q, want %q", got, want)
+	}
+}
+
+// TuneGC sets the collector's target unless the environment chose one (not parallel: it
+// changes the process's environment and collector).
+func TestTuneGCKeepsAnOperatorsGOGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	gogc, set := os.LookupEnv("GOGC")
+	t.Cleanup(func() {
+		debug.SetGCPercent(before)
+		if set {
+			_ = os.Setenv("GOGC", gogc)
+		} else {
+			_ = os.Unsetenv("GOGC")
+		}
+	})
+	_ = os.Unsetenv("GOGC")
+	svc.TuneGC()
+	if got := debug.SetGCPercent(123); got != svc.GCPercent {
+		t.Errorf("without GOGC: collector target %d, want %d", got, svc.GCPercent)
+	}
+	_ = os.Setenv("GOGC", "123")
+	svc.TuneGC()
+	if got := debug.SetGCPercent(100); got != 123 {
+		t.Errorf("with GOGC=123: collector target %d, want it left at 123", got)
 	}
 }

@@ -65,6 +65,7 @@ func runNATSServer(tb testing.TB, bin string, args []string, probe natsx.Client)
 	tb.Helper()
 	port := FreePorts(tb, 1)
 	cmd := exec.Command(bin, append(args, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", tb.TempDir())...)
+	cmd.Env = natsx.ServerEnv(os.Environ())
 	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting nats-server: %v", err)

@@ -59,7 +59,8 @@ func StartNATSCluster(ctx context.Context, cfg Config, sup *Supervisor, dir stri
 		if err := os.WriteFile(conf, []byte(cfg.NATSNodeConfig(i, n, dir, keys)), 0o644); err != nil {
 			return err
 		}
-		if err := sup.Start(NATSNodeName(i), filepath.Join(cfg.BinDir, "nats-server"), []string{"-c", conf}, os.Environ()); err != nil {
+		if err := sup.Start(NATSNodeName(i), filepath.Join(cfg.BinDir, "nats-server"), []string{"-c", conf},
+			natsx.ServerEnv(os.Environ())); err != nil {
 			return err
 		}
 	}

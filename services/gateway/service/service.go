@@ -143,6 +143,9 @@ func (s *Service) buildHTTP(reg *prometheus.Registry) error {
 	s.server.RegisterOnShutdown(dash.Close)
 	if s.cfg.HealthAddr != "" {
 		s.health = health.New(s.cfg.HealthAddr, checks, reg, s.log)
+		if s.cfg.Pprof {
+			s.health.ServeProfiles()
+		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/services/gateway/service"
 )
 
@@ -20,15 +21,16 @@ func main() {
 }
 
 func run() error {
+	svc.TuneGC()
 	cfg, err := service.Load()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	svc, err := service.New(ctx, cfg)
+	s, err := service.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	return svc.Run(ctx)
+	return s.Run(ctx)
 }
