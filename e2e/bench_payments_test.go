@@ -73,7 +73,7 @@ type paymentsBench struct {
 // looked up by key every 15 ms or more); p50, p99 and max.
 //
 // raw-jetstream-fanout-half-rate, the floor under lag-half-rate: the raw fan-out paced at the
-// same rate, its consumers fetching as the services do (bus.FetchAvailable); the CPU the bus
+// same rate, its consumers fetching as the services do (bus.Fetcher); the CPU the bus
 // alone spends per lifecycle at that rate, and each message's lag to its acknowledgement.
 //
 // lag-tenth-rate and raw-jetstream-fanout-tenth-rate: the same at a tenth of the full rate.
@@ -361,7 +361,7 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate floa
 
 // consumeAll fetches and acknowledges n messages, and appends to lags each one's time from its
 // store in the stream to its acknowledgement. Paced, it fetches as the services do
-// (bus.FetchAvailable: what is there, completed by what comes within the linger), so that its
+// (bus.Fetcher: what is there, completed by what comes within the linger), so that its
 // lag is that of a consumer that does nothing else; at full speed it asks for 500 at a time.
 func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool, lags *[]time.Duration) error {
 	fetch := func() ([]jetstream.Msg, error) {
@@ -379,7 +379,8 @@ func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool,
 		return msgs, nil
 	}
 	if paced {
-		fetch = func() ([]jetstream.Msg, error) { return bus.FetchAvailable(ctx, cons, 500, time.Second) }
+		f := &bus.Fetcher{Consumer: cons, Max: 500, MaxWait: time.Second}
+		fetch = func() ([]jetstream.Msg, error) { return f.Fetch(ctx) }
 	}
 	for got := 0; got < n; {
 		msgs, err := fetch()

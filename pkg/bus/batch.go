@@ -93,11 +93,11 @@ type BatchOptions struct {
 // is screened or applied one message at a time and that message is dead-lettered, so a poison
 // message never stops the consumer.
 type BatchConsumer[T any] struct {
-	consumer jetstream.Consumer
-	durable  string
-	h        BatchHandler[T]
-	o        BatchOptions
-	log      *slog.Logger
+	fetcher *Fetcher
+	durable string
+	h       BatchHandler[T]
+	o       BatchOptions
+	log     *slog.Logger
 }
 
 // NewBatchConsumer returns the BatchConsumer of the durable pull consumer c, named durable
@@ -121,7 +121,8 @@ func NewBatchConsumer[T any](c jetstream.Consumer, durable string, h BatchHandle
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &BatchConsumer[T]{consumer: c, durable: durable, h: h, o: o, log: o.Logger.With("consumer", durable)}, nil
+	return &BatchConsumer[T]{fetcher: &Fetcher{Consumer: c, Max: o.BatchSize, MaxWait: o.MaxWait},
+		durable: durable, h: h, o: o, log: o.Logger.With("consumer", durable)}, nil
 }
 
 // retryDelay is how long Run waits after a failed batch before fetching again (its messages
@@ -148,14 +149,15 @@ func (c *BatchConsumer[T]) Run(ctx context.Context) error {
 	return nil
 }
 
-// Step takes the messages available (waiting up to MaxWait for a first one) and handles them;
-// it returns how many messages it took off the consumer.
+// Step takes the messages available (waiting up to MaxWait for a first one; Fetcher) and
+// handles them; it returns how many messages it took off the consumer. One goroutine at a time
+// calls Run or Step.
 func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 	fctx, hctx := ctx, ctx
 	if c.o.FinishBatch > 0 {
 		fctx = context.WithoutCancel(ctx)
 	}
-	msgs, err := FetchAvailable(fctx, c.consumer, c.o.BatchSize, c.o.MaxWait)
+	msgs, err := c.fetcher.Fetch(fctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil

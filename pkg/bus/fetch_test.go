@@ -75,6 +75,52 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 	}
 }
 
+// A Fetcher hands over every message in order, in batches of at most Max, whether its last
+// batch was full (it asks for what is available first) or short (it waits for the next message
+// first, then takes what came with it).
+func TestAFetcherTakesEveryMessageInOrderAfterFullAndShortBatches(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
+	publish := func(n int) {
+		for range n {
+			if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", next)); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+	}
+	f := &Fetcher{Consumer: c, Max: 3, MaxWait: time.Minute}
+	taken := 0
+	fetch := func(want int) {
+		t.Helper()
+		msgs, err := f.Fetch(ctx)
+		if err != nil || len(msgs) != want {
+			t.Fatalf("fetch: %d messages (%v), want %d", len(msgs), err, want)
+		}
+		for _, m := range msgs {
+			if got := string(m.Data()); got != fmt.Sprintf("m%d", taken) {
+				t.Fatalf("message %q, want m%d", got, taken)
+			}
+			taken++
+		}
+		ack(t, msgs)
+	}
+	publish(5)
+	fetch(3) // full
+	fetch(2) // short: the consumer is drained
+	publish(4)
+	fetch(3) // after a short batch: one waited for, the rest taken with it
+	fetch(1)
+	f.MaxWait = 50 * time.Millisecond
+	fetch(0) // nothing within MaxWait
+}
+
 // A batch found short waits out the linger and takes what arrived meanwhile: a message that
 // arrives while the first one is held is handed over with it. (The linger is five seconds
 // here so that the second publish surely lands inside it; FetchAvailable's is milliseconds.)
@@ -94,7 +140,7 @@ func TestFetchAvailableCompletesAShortBatchWithinTheLinger(t *testing.T) {
 	publish(0)
 	got := make(chan []jetstream.Msg, 1)
 	go func() {
-		m, err := fetchAvailable(ctx, c, 10, time.Hour, 5*time.Second)
+		m, err := fetchAvailable(ctx, c, 10, time.Hour, 5*time.Second, false)
 		if err != nil {
 			t.Error(err)
 		}

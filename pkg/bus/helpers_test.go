@@ -163,28 +163,22 @@ func waitAllAcked(t *testing.T, js jetstream.JetStream, stream, durable string, 
 // exactly labels, or 0.
 func metricValue(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
+	m := metricOf(t, g, name, labels)
+	if h := m.GetHistogram(); h != nil {
+		return float64(h.GetSampleCount())
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelsMatch(m, labels) {
-				if h := m.GetHistogram(); h != nil {
-					return float64(h.GetSampleCount())
-				}
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return m.GetCounter().GetValue()
 }
 
 // histogramSum is the sum of the observations of the histogram name with exactly labels.
 func histogramSum(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	return metricOf(t, g, name, labels).GetHistogram().GetSampleSum()
+}
+
+// metricOf is the sample of the metric name with exactly labels, nil if there is none (whose
+// getters return zeros).
+func metricOf(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) *dto.Metric {
 	t.Helper()
 	mfs, err := g.Gather()
 	if err != nil {
@@ -193,11 +187,11 @@ func histogramSum(t *testing.T, g prometheus.Gatherer, name string, labels map[s
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
 			if mf.GetName() == name && labelsMatch(m, labels) {
-				return m.GetHistogram().GetSampleSum()
+				return m
 			}
 		}
 	}
-	return 0
+	return nil
 }
 
 func labelsMatch(m *dto.Metric, labels map[string]string) bool {
