@@ -14,6 +14,7 @@ require (
 	github.com/payplat/platform/services/devstack v0.0.0
 	github.com/payplat/platform/services/merchant v0.0.0
 	github.com/payplat/platform/services/payment-projection v0.0.0
+	github.com/prometheus/common v0.72.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -35,7 +36,6 @@ require (
 	github.com/planetscale/vtprotobuf v0.6.0 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v3 v3.19.1 // indirect

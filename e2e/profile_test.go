@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // profileDir is where BenchmarkPaymentsEndToEnd writes the services' CPU profiles of its paced
@@ -85,6 +87,7 @@ type batchTotals map[string]struct{ batches, messages float64 }
 // readBatches reads every service's batch totals from its /metrics.
 func (s *stack) readBatches(ctx context.Context) (batchTotals, error) {
 	totals := batchTotals{}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
 	for _, addr := range s.health {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 		if err != nil {
@@ -94,28 +97,20 @@ func (s *stack) readBatches(ctx context.Context) (batchTotals, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := io.ReadAll(resp.Body)
+		mfs, err := parser.TextToMetricFamilies(resp.Body)
 		_ = resp.Body.Close()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("metrics of %s: %w", addr, err)
 		}
-		for line := range strings.Lines(string(body)) {
-			name, rest, ok := strings.Cut(line, `{consumer="`)
-			if !ok || (name != "bus_consumer_batch_messages_sum" && name != "bus_consumer_batch_messages_count") {
-				continue
+		for _, m := range mfs["bus_consumer_batch_messages"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "consumer" {
+					t := totals[l.GetValue()]
+					t.batches += float64(m.GetHistogram().GetSampleCount())
+					t.messages += m.GetHistogram().GetSampleSum()
+					totals[l.GetValue()] = t
+				}
 			}
-			consumer, value, _ := strings.Cut(rest, `"} `)
-			var v float64
-			if _, err := fmt.Sscan(value, &v); err != nil {
-				return nil, fmt.Errorf("%s: %q: %w", addr, line, err)
-			}
-			t := totals[consumer]
-			if name == "bus_consumer_batch_messages_sum" {
-				t.messages += v
-			} else {
-				t.batches += v
-			}
-			totals[consumer] = t
 		}
 	}
 	return totals, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,17 +76,34 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 	}
 }
 
+// countingConsumer is a real pull consumer that records the pull requests made through it.
+type countingConsumer struct {
+	jetstream.Consumer
+	calls []string
+}
+
+func (c *countingConsumer) Fetch(n int, opts ...jetstream.FetchOpt) (jetstream.MessageBatch, error) {
+	c.calls = append(c.calls, "wait")
+	return c.Consumer.Fetch(n, opts...)
+}
+
+func (c *countingConsumer) FetchNoWait(n int) (jetstream.MessageBatch, error) {
+	c.calls = append(c.calls, "available")
+	return c.Consumer.FetchNoWait(n)
+}
+
 // A Fetcher hands over every message in order, in batches of at most Max, whether its last
 // batch was full (it asks for what is available first) or short (it waits for the next message
-// first, then takes what came with it).
+// first, then takes what came with it, without asking first for what is available).
 func TestAFetcherTakesEveryMessageInOrderAfterFullAndShortBatches(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
-	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
+	real, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := &countingConsumer{Consumer: real}
 	next := 0
 	publish := func(n int) {
 		for range n {
@@ -97,8 +115,9 @@ func TestAFetcherTakesEveryMessageInOrderAfterFullAndShortBatches(t *testing.T) 
 	}
 	f := &Fetcher{Consumer: c, Max: 3, MaxWait: time.Minute}
 	taken := 0
-	fetch := func(want int) {
+	fetch := func(want int, requests ...string) {
 		t.Helper()
+		c.calls = nil
 		msgs, err := f.Fetch(ctx)
 		if err != nil || len(msgs) != want {
 			t.Fatalf("fetch: %d messages (%v), want %d", len(msgs), err, want)
@@ -110,15 +129,26 @@ func TestAFetcherTakesEveryMessageInOrderAfterFullAndShortBatches(t *testing.T) 
 			taken++
 		}
 		ack(t, msgs)
+		if !slices.Equal(c.calls, requests) {
+			t.Fatalf("fetch of %d: pull requests %v, want %v", want, c.calls, requests)
+		}
 	}
 	publish(5)
-	fetch(3) // full
-	fetch(2) // short: the consumer is drained
+	// The consumer has them all before the first request for what is available.
+	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
+		info, err := real.Info(ctx)
+		if err == nil && info.NumPending != 5 {
+			err = fmt.Errorf("%d messages pending", info.NumPending)
+		}
+		return err
+	})
+	fetch(3, "available")              // full
+	fetch(2, "available", "available") // short, completed after the linger: the consumer is drained
 	publish(4)
-	fetch(3) // after a short batch: one waited for, the rest taken with it
-	fetch(1)
+	fetch(3, "wait", "available") // after a short batch: one waited for, the rest taken with it
+	fetch(1, "available", "available")
 	f.MaxWait = 50 * time.Millisecond
-	fetch(0) // nothing within MaxWait
+	fetch(0, "wait") // nothing within MaxWait
 }
 
 // A batch found short waits out the linger and takes what arrived meanwhile: a message that

@@ -29,17 +29,11 @@ SELECT stream_version, position, tx_id::text FROM ins ORDER BY stream_version DE
 // send its COMMIT in the same round trip as the append (a pipeline) without committing a
 // transaction whose append did not happen. A new stream needs no lock (LockStreams).
 func (s *Store) AppendNewTx(ctx context.Context, q Querier, streamID string, evs ...Event) (AppendResult, error) {
-	if len(evs) == 0 {
-		return AppendResult{}, fmt.Errorf("%w: nothing to append to %s", ErrInvalidEvent, streamID)
-	}
-	if streamID == "" {
-		return AppendResult{}, fmt.Errorf("%w: stream id missing", ErrInvalidEvent)
+	if err := validateAppend(streamID, evs); err != nil {
+		return AppendResult{}, err
 	}
 	cols := newColumns(len(evs))
 	for _, e := range evs {
-		if err := e.validate(); err != nil {
-			return AppendResult{}, err
-		}
 		cols.add(e)
 	}
 	var (

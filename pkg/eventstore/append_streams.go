@@ -62,23 +62,15 @@ func (s *Store) AppendStreamsTx(ctx context.Context, q Querier, apps []StreamApp
 		return nil, nil
 	}
 	n := 0
-	seen := make(map[string]int, len(apps))
-	for i, a := range apps {
-		if a.StreamID == "" {
-			return nil, fmt.Errorf("%w: stream id missing", ErrInvalidEvent)
+	seen := make(map[string]bool, len(apps))
+	for _, a := range apps {
+		if err := validateAppend(a.StreamID, a.Events); err != nil {
+			return nil, err
 		}
-		if len(a.Events) == 0 {
-			return nil, fmt.Errorf("%w: nothing to append to %s", ErrInvalidEvent, a.StreamID)
-		}
-		if _, dup := seen[a.StreamID]; dup {
+		if seen[a.StreamID] {
 			return nil, fmt.Errorf("%w: stream %s given twice", ErrInvalidEvent, a.StreamID)
 		}
-		seen[a.StreamID] = i
-		for _, e := range a.Events {
-			if err := e.validate(); err != nil {
-				return nil, err
-			}
-		}
+		seen[a.StreamID] = true
 		n += len(a.Events)
 	}
 	var (

@@ -71,16 +71,8 @@ func (s *Store) Append(ctx context.Context, streamID string, expected int64, evs
 // hold the stream's lock, taken with LockStreams before its first write (ErrStreamNotLocked
 // otherwise).
 func (s *Store) AppendTx(ctx context.Context, q Querier, streamID string, expected int64, evs ...Event) (AppendResult, error) {
-	if len(evs) == 0 {
-		return AppendResult{}, fmt.Errorf("%w: nothing to append to %s", ErrInvalidEvent, streamID)
-	}
-	if streamID == "" {
-		return AppendResult{}, fmt.Errorf("%w: stream id missing", ErrInvalidEvent)
-	}
-	for _, e := range evs {
-		if err := e.validate(); err != nil {
-			return AppendResult{}, err
-		}
+	if err := validateAppend(streamID, evs); err != nil {
+		return AppendResult{}, err
 	}
 	if len(evs) >= copyThreshold {
 		return s.appendCopy(ctx, q, streamID, expected, evs)
@@ -115,6 +107,23 @@ func (s *Store) AppendTx(ctx context.Context, q Querier, streamID string, expect
 		return AppendResult{}, fmt.Errorf("reading transaction id %q: %w", *tx, err)
 	}
 	return AppendResult{Version: *version, Last: Position{TxID: txID, Pos: *pos}}, nil
+}
+
+// validateAppend refuses an append without a stream id, without events, or with an invalid
+// event (ErrInvalidEvent).
+func validateAppend(streamID string, evs []Event) error {
+	if streamID == "" {
+		return fmt.Errorf("%w: stream id missing", ErrInvalidEvent)
+	}
+	if len(evs) == 0 {
+		return fmt.Errorf("%w: nothing to append to %s", ErrInvalidEvent, streamID)
+	}
+	for _, e := range evs {
+		if err := e.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Store) appendError(err error, streamID string, expected int64) error {
