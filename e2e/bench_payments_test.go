@@ -2,9 +2,10 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/bus"
@@ -255,8 +255,12 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 }
 
 // pacedRate is fraction of the run's full-speed rate (of benchTargetRate when the stack part did
-// not run).
+// not run), or of BENCH_FULL_SPEED lifecycles/s when it is set: two runs to compare (before
+// and after a change) then publish at the same rates.
 func (pb *paymentsBench) pacedRate(b *testing.B, fraction float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("BENCH_FULL_SPEED"), 64); err == nil && v > 0 {
+		return fraction * v
+	}
 	if pb.fullSpeed > 0 {
 		return fraction * pb.fullSpeed
 	}
@@ -360,28 +364,13 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate floa
 }
 
 // consumeAll fetches and acknowledges n messages, and appends to lags each one's time from its
-// store in the stream to its acknowledgement. Paced, it fetches as the services do
-// (bus.Fetcher: what is there, completed by what comes within the linger), so that its
-// lag is that of a consumer that does nothing else; at full speed it asks for 500 at a time.
+// store in the stream to its acknowledgement. It fetches as the services do (bus.Fetcher: what
+// the long-lived pull subscription holds, completed by what comes within the linger, up to 500),
+// so that its rate and lag are those of a consumer that does nothing else.
 func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool, lags *[]time.Duration) error {
-	fetch := func() ([]jetstream.Msg, error) {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return nil, err
-		}
-		var msgs []jetstream.Msg
-		for m := range batch.Messages() {
-			msgs = append(msgs, m)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return msgs, err
-		}
-		return msgs, nil
-	}
-	if paced {
-		f := &bus.Fetcher{Consumer: cons, Max: 500, MaxWait: time.Second}
-		fetch = func() ([]jetstream.Msg, error) { return f.Fetch(ctx) }
-	}
+	f := &bus.Fetcher{Consumer: cons, Max: 500, MaxWait: time.Second}
+	defer f.Close()
+	fetch := func() ([]jetstream.Msg, error) { return f.Fetch(ctx) }
 	for got := 0; got < n; {
 		msgs, err := fetch()
 		if err != nil {

@@ -65,8 +65,8 @@ type BatchOptions struct {
 	// error marked with Permanent always is.
 	IsPermanent func(error) bool
 	// Hold, when set, is asked after every fetch whether the consumer may still handle what
-	// it fetched; when it may not (a partition's lease was lost), the batch goes back to
-	// JetStream at once for whoever holds it now.
+	// it fetched; when it may not (a partition's lease was lost), the batch and what was
+	// fetched after it go back to JetStream at once for whoever holds it now.
 	Hold func() bool
 	// FinishBatch, when positive, makes a fetch and the handling of what it brought outlast
 	// the end of Run's context, bounded by this long: a batch given up halfway would leave
@@ -133,8 +133,10 @@ const retryDelay = time.Second
 // failure: long enough not to spin on a dependency that is down.
 const nakDelay = time.Second
 
-// Run fetches and handles batches until ctx ends.
+// Run fetches and handles batches until ctx ends, then hands back to JetStream the messages
+// fetched ahead (Close).
 func (c *BatchConsumer[T]) Run(ctx context.Context) error {
+	defer c.Close()
 	for ctx.Err() == nil {
 		if _, err := c.Step(ctx); err != nil && ctx.Err() == nil {
 			c.log.Error("batch failed; its messages will be delivered again", "err", err)
@@ -173,6 +175,7 @@ func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 			_ = m.Nak()
 		}
 		c.o.Metrics.Add(c.durable, OutcomeNacked, len(msgs))
+		c.Close() // and what was fetched after them
 		return len(msgs), nil
 	}
 	if c.o.FinishBatch > 0 {
@@ -182,6 +185,10 @@ func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 	}
 	return len(msgs), c.handle(hctx, msgs)
 }
+
+// Close hands back to JetStream the messages fetched ahead and not yet taken by a Step
+// (Fetcher.Close). Run does it when it returns; a caller of Step does it when it is done.
+func (c *BatchConsumer[T]) Close() { c.fetcher.Close() }
 
 // kept is a message Screen kept, with its item.
 type kept[T any] struct {

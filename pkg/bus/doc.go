@@ -5,7 +5,7 @@
 //   - ConsumerSpec and EnsurePullConsumer: durable pull consumers created up front, shared by
 //     every replica of a service.
 //   - BatchConsumer: the one consumer loop of the platform. It fetches what is available
-//     (FetchAvailable), lets a BatchHandler screen the batch (decode, validate, look things up
+//     through one long-lived pull subscription (Fetcher), lets a BatchHandler screen the batch (decode, validate, look things up
 //     once per batch) and apply it in one transaction, then settles: acknowledges what was
 //     applied or skipped, dead-letters one by one, with the reason, what can never be
 //     applied, and hands the rest back to JetStream for redelivery. A poison message, a

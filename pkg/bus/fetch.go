@@ -10,92 +10,101 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// FetchAvailable takes up to max messages from a pull consumer: what is available now, else
-// it waits up to maxWait for one message and takes what arrived with it. A quiet consumer is
-// served as soon as a message arrives, a busy one in full batches. (A plain Fetch of max
-// messages waits for the whole batch or the timeout, which adds up to maxWait of latency to
-// every message of a quiet stream.) No message and no error means none arrived in time.
+// Fetcher takes batches from a pull consumer through one long-lived pull subscription
+// (jetstream's Messages iterator), one caller at a time: what the subscription holds, else it
+// waits up to MaxWait for one message, and a batch found short is completed by what arrives
+// within Linger. A quiet consumer is served as soon as a message arrives, a busy one in full
+// batches.
 //
-// A batch found short is completed by what arrives within Linger: at moderate rates a consumer
-// would otherwise fetch, apply and commit one or two messages at a time, spending on pull
-// requests and transactions several times the CPU per message of a full batch, so that a
-// moderately loaded stack could fall behind.
-func FetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait time.Duration) ([]jetstream.Msg, error) {
-	return fetchAvailable(ctx, c, max, maxWait, Linger, false)
-}
-
-// Fetcher takes batches from a pull consumer as FetchAvailable does, one caller at a time, and
-// saves a pull request per batch at moderate rates: after a batch short of Max (the consumer
-// had no more), it waits for the next message at once instead of first asking for what is
-// available, which would most likely be nothing. Each pull request costs the server and the
-// client a subscription and a round trip; a consumer fetching small batches sent three per
-// batch (docs/BENCHMARKS.md). What it gives up: after a short batch, messages that arrived
-// meanwhile come one first, then the rest within the Linger.
+// The subscription asks the server for up to Max messages ahead and asks for more when half of
+// them are taken, so a consumer sends a pull request every Max/2 messages instead of two or
+// three per batch, each with a subscription of its own (what fetching cost the server and the
+// consumers at moderate rates: docs/BENCHMARKS.md), and the next batch arrives while the last
+// one is applied. What it changes: the messages it holds are delivered to this consumer and
+// count against the consumer's AckWait and MaxAckPending before they are handed over. Close
+// hands them back to JetStream at once; a consumer killed holding them has them delivered
+// again after AckWait, as it would the batch it was applying.
 type Fetcher struct {
 	Consumer jetstream.Consumer
 	Max      int
 	MaxWait  time.Duration
 
-	drained bool // the last batch was short of Max
+	linger time.Duration // 0: Linger
+	it     jetstream.MessagesContext
 }
 
-// Fetch takes up to Max messages: no message and no error means none arrived within MaxWait.
+// Fetch takes up to Max messages: no message and no error means none arrived within MaxWait
+// (or ctx ended). An error stops the subscription, handing back what it held; the next Fetch
+// starts a new one.
 func (f *Fetcher) Fetch(ctx context.Context) ([]jetstream.Msg, error) {
-	msgs, err := fetchAvailable(ctx, f.Consumer, f.Max, f.MaxWait, Linger, f.drained)
-	f.drained = err == nil && len(msgs) < f.Max
-	return msgs, err
-}
-
-// fetchAvailable is FetchAvailable; drained skips the first request for what is available.
-func fetchAvailable(ctx context.Context, c jetstream.Consumer, max int, maxWait, linger time.Duration, drained bool) ([]jetstream.Msg, error) {
-	var msgs []jetstream.Msg
-	if !drained {
-		var err error
-		if msgs, err = collect(c.FetchNoWait(max)); err != nil {
-			return msgs, err
+	if f.it == nil {
+		it, err := f.Consumer.Messages(jetstream.PullMaxMessages(f.Max))
+		if err != nil {
+			return nil, fmt.Errorf("fetching: %w", err)
 		}
+		f.it = it
 	}
-	if len(msgs) == 0 {
-		fctx, cancel := context.WithTimeout(ctx, maxWait)
-		var err error
-		msgs, err = collect(c.Fetch(1, jetstream.FetchContext(fctx)))
-		cancel()
-		if err != nil || len(msgs) == 0 {
-			return msgs, err
-		}
-	}
-	if len(msgs) >= max {
-		return msgs, nil
-	}
-	select {
-	case <-time.After(linger):
-	case <-ctx.Done():
-		return msgs, nil // the caller handles or naks what it holds
-	}
-	rest, err := collect(c.FetchNoWait(max - len(msgs)))
-	return append(msgs, rest...), err
-}
-
-// Linger is how long FetchAvailable waits for more messages once it holds part of a batch: the
-// most latency it adds to a message.
-const Linger = 5 * time.Millisecond
-
-func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
+	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
+	first, err := f.it.Next(jetstream.NextContext(wctx))
+	cancel()
 	if err != nil {
 		if IsFetchTimeout(err) {
 			return nil, nil
 		}
+		f.Close()
 		return nil, fmt.Errorf("fetching: %w", err)
 	}
-	var msgs []jetstream.Msg
-	for m := range batch.Messages() {
+	msgs := []jetstream.Msg{first}
+	linger := f.linger
+	if linger <= 0 {
+		linger = Linger
+	}
+	lctx, cancel := context.WithTimeout(ctx, linger)
+	defer cancel()
+	for len(msgs) < f.Max {
+		m, err := f.it.Next(jetstream.NextContext(lctx))
+		if err != nil {
+			// The linger is over, or the subscription failed: hand over what is held, the
+			// next Fetch reports the failure.
+			break
+		}
 		msgs = append(msgs, m)
-	}
-	if err := batch.Error(); err != nil && len(msgs) == 0 && !IsFetchTimeout(err) {
-		return nil, fmt.Errorf("fetching: %w", err)
 	}
 	return msgs, nil
 }
+
+// Close stops the subscription and hands back to JetStream the messages it held and were
+// not fetched, so that they are delivered again at once (to this consumer's next Fetch or to
+// another replica) instead of after AckWait. A Fetcher can fetch again after Close.
+func (f *Fetcher) Close() {
+	if f.it == nil {
+		return
+	}
+	it := f.it
+	f.it = nil
+	// Drain unsubscribes and keeps what the server sent before it saw the unsubscription.
+	it.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			break
+		}
+		_ = m.Nak()
+	}
+	it.Stop()
+}
+
+// closeTimeout bounds how long Close waits for the messages in flight to the subscription: a
+// message it does not hand back is delivered again after AckWait.
+const closeTimeout = 2 * time.Second
+
+// Linger is how long Fetch waits for more messages once it holds part of a batch: the most
+// latency it adds to a message. At moderate rates a consumer would otherwise apply and commit
+// one or two messages at a time, spending on transactions several times the CPU per message
+// of a full batch, so that a moderately loaded stack could fall behind.
+const Linger = 5 * time.Millisecond
 
 // IsFetchTimeout tells whether a fetch error only means that no message came in time.
 func IsFetchTimeout(err error) bool {

@@ -4,20 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/testkit"
 )
 
-// FetchAvailable hands over what the consumer has at once (up to max), and on a quiet consumer
+// A Fetcher hands over what the consumer has at once (up to Max), and on a quiet consumer
 // returns with the first message that arrives instead of waiting for a full batch until
-// maxWait: here maxWait is an hour, and the test fails if the call is still waiting a minute
+// MaxWait: here MaxWait is an hour, and the test fails if the call is still waiting a minute
 // after the message was published.
-func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
+func TestAFetcherServesAQuietConsumerAtOnce(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
@@ -33,25 +34,27 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 	for i := range 5 {
 		publish(i)
 	}
-	msgs, err := FetchAvailable(ctx, c, 3, time.Hour)
+	f := &Fetcher{Consumer: c, Max: 3, MaxWait: time.Hour}
+	defer f.Close()
+	msgs, err := f.Fetch(ctx)
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("available: %d messages, %v", len(msgs), err)
 	}
 	ack(t, msgs)
-	if msgs, err = FetchAvailable(ctx, c, 10, time.Hour); err != nil || len(msgs) != 2 {
+	if msgs, err = f.Fetch(ctx); err != nil || len(msgs) != 2 {
 		t.Fatalf("the rest: %d messages, %v", len(msgs), err)
 	}
 	ack(t, msgs)
 
 	got := make(chan []jetstream.Msg, 1)
 	go func() {
-		m, err := FetchAvailable(ctx, c, 100, time.Hour)
+		m, err := f.Fetch(ctx)
 		if err != nil {
 			t.Error(err)
 		}
 		got <- m
 	}()
-	// The fetch is waiting once its pull request is pending on the server.
+	// The subscription's pull request is pending on the server.
 	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
 		info, err := c.Info(ctx)
 		if err == nil && info.NumWaiting == 0 {
@@ -67,94 +70,74 @@ func TestFetchAvailableServesAQuietConsumerAtOnce(t *testing.T) {
 		}
 		ack(t, m)
 	case <-time.After(time.Minute):
-		t.Fatal("FetchAvailable still waiting for a full batch a minute after a message arrived")
+		t.Fatal("the Fetcher is still waiting for a full batch a minute after a message arrived")
 	}
 
-	// Nothing at all: no messages and no error once maxWait has passed.
-	if m, err := FetchAvailable(ctx, c, 10, 50*time.Millisecond); err != nil || len(m) != 0 {
+	// Nothing at all: no messages and no error once MaxWait has passed.
+	f.MaxWait = 50 * time.Millisecond
+	if m, err := f.Fetch(ctx); err != nil || len(m) != 0 {
 		t.Fatalf("empty consumer: %d messages, %v", len(m), err)
 	}
 }
 
-// countingConsumer is a real pull consumer that records the pull requests made through it.
-type countingConsumer struct {
-	jetstream.Consumer
-	calls []string
-}
-
-func (c *countingConsumer) Fetch(n int, opts ...jetstream.FetchOpt) (jetstream.MessageBatch, error) {
-	c.calls = append(c.calls, "wait")
-	return c.Consumer.Fetch(n, opts...)
-}
-
-func (c *countingConsumer) FetchNoWait(n int) (jetstream.MessageBatch, error) {
-	c.calls = append(c.calls, "available")
-	return c.Consumer.FetchNoWait(n)
-}
-
-// A Fetcher hands over every message in order, in batches of at most Max, whether its last
-// batch was full (it asks for what is available first) or short (it waits for the next message
-// first, then takes what came with it, without asking first for what is available).
-func TestAFetcherTakesEveryMessageInOrderAfterFullAndShortBatches(t *testing.T) {
+// A Fetcher hands over every message in order, and asks the server for messages ahead instead
+// of once or more per batch: twenty small batches take fewer than twenty pull requests, counted
+// on the subject where the server receives them. (Fetching each batch with pull requests of its
+// own took two or three per batch.)
+func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatches(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
-	real, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
+	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &countingConsumer{Consumer: real}
-	next := 0
-	publish := func(n int) {
-		for range n {
+	var requests atomic.Int64
+	sub, err := b.nc.Subscribe("$JS.API.CONSUMER.MSG.NEXT.TREASURY.fetcher-test", func(*nats.Msg) { requests.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := b.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f := &Fetcher{Consumer: c, Max: 10, MaxWait: time.Minute}
+	defer f.Close()
+	next, taken := 0, 0
+	const batches = 20
+	for range batches {
+		for range 2 {
 			if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", next)); err != nil {
 				t.Fatal(err)
 			}
 			next++
 		}
-	}
-	f := &Fetcher{Consumer: c, Max: 3, MaxWait: time.Minute}
-	taken := 0
-	fetch := func(want int, requests ...string) {
-		t.Helper()
-		c.calls = nil
-		msgs, err := f.Fetch(ctx)
-		if err != nil || len(msgs) != want {
-			t.Fatalf("fetch: %d messages (%v), want %d", len(msgs), err, want)
-		}
-		for _, m := range msgs {
-			if got := string(m.Data()); got != fmt.Sprintf("m%d", taken) {
-				t.Fatalf("message %q, want m%d", got, taken)
+		for taken < next {
+			msgs, err := f.Fetch(ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			taken++
-		}
-		ack(t, msgs)
-		if !slices.Equal(c.calls, requests) {
-			t.Fatalf("fetch of %d: pull requests %v, want %v", want, c.calls, requests)
+			for _, m := range msgs {
+				if got := string(m.Data()); got != fmt.Sprintf("m%d", taken) {
+					t.Fatalf("message %q, want m%d", got, taken)
+				}
+				taken++
+			}
+			ack(t, msgs)
 		}
 	}
-	publish(5)
-	// The consumer has them all before the first request for what is available.
-	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
-		info, err := real.Info(ctx)
-		if err == nil && info.NumPending != 5 {
-			err = fmt.Errorf("%d messages pending", info.NumPending)
-		}
-		return err
-	})
-	fetch(3, "available")              // full
-	fetch(2, "available", "available") // short, completed after the linger: the consumer is drained
-	publish(4)
-	fetch(3, "wait", "available") // after a short batch: one waited for, the rest taken with it
-	fetch(1, "available", "available")
-	f.MaxWait = 50 * time.Millisecond
-	fetch(0, "wait") // nothing within MaxWait
+	if err := b.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load(); n == 0 || n >= batches {
+		t.Fatalf("%d pull requests for %d batches, want at least one and fewer than the batches", n, batches)
+	}
 }
 
 // A batch found short waits out the linger and takes what arrived meanwhile: a message that
 // arrives while the first one is held is handed over with it. (The linger is five seconds
-// here so that the second publish surely lands inside it; FetchAvailable's is milliseconds.)
-func TestFetchAvailableCompletesAShortBatchWithinTheLinger(t *testing.T) {
+// here so that the second publish surely lands inside it; Linger is milliseconds.)
+func TestAFetcherCompletesAShortBatchWithinTheLinger(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
@@ -168,31 +151,82 @@ func TestFetchAvailableCompletesAShortBatchWithinTheLinger(t *testing.T) {
 		}
 	}
 	publish(0)
+	f := &Fetcher{Consumer: c, Max: 10, MaxWait: time.Hour, linger: 5 * time.Second}
+	defer f.Close()
 	got := make(chan []jetstream.Msg, 1)
 	go func() {
-		m, err := fetchAvailable(ctx, c, 10, time.Hour, 5*time.Second, false)
+		m, err := f.Fetch(ctx)
 		if err != nil {
 			t.Error(err)
 		}
 		got <- m
 	}()
-	// Once the first message is out to the fetch, publish the second.
-	for {
+	// Once the first message is out to the Fetcher, publish the second.
+	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
 		info, err := c.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && info.NumAckPending != 1 {
+			err = fmt.Errorf("%d messages out", info.NumAckPending)
 		}
-		if info.NumAckPending == 1 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 	publish(1)
 	m := <-got
 	if len(m) != 2 || string(m[0].Data()) != "m0" || string(m[1].Data()) != "m1" {
 		t.Fatalf("got %d messages, want m0 and m1 in one batch", len(m))
 	}
 	ack(t, m)
+}
+
+// Close hands back at once the messages the Fetcher's subscription received ahead of a Fetch:
+// another Fetcher of the same consumer gets them next, delivered a second time, although the
+// consumer's AckWait is an hour (a message left held would come back only after it).
+func TestClosingAFetcherHandsBackWhatItHeld(t *testing.T) {
+	t.Parallel()
+	b := newTestBus(t)
+	ctx := context.Background()
+	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "close-test", AckWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Taking the fourth message of four, the subscription asks for more: m4 comes ahead.
+	f := &Fetcher{Consumer: c, Max: 4, MaxWait: time.Minute}
+	msgs, err := f.Fetch(ctx)
+	if err != nil || len(msgs) != 4 {
+		t.Fatalf("first fetch: %d messages, %v", len(msgs), err)
+	}
+	for _, m := range msgs {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitFor(t, waitTimeout, 5*time.Millisecond, func() error {
+		info, err := c.Info(ctx)
+		if err == nil && info.NumAckPending != 1 {
+			err = fmt.Errorf("%d messages out", info.NumAckPending)
+		}
+		return err
+	})
+	f.Close()
+
+	g := &Fetcher{Consumer: c, Max: 4, MaxWait: time.Minute}
+	defer g.Close()
+	msgs, err = g.Fetch(ctx)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("after Close: %d messages, %v", len(msgs), err)
+	}
+	md, err := msgs[0].Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(msgs[0].Data()) != "m4" || md.NumDelivered != 2 {
+		t.Fatalf("message %q delivered %d times, want m4 delivered twice", msgs[0].Data(), md.NumDelivered)
+	}
+	ack(t, msgs)
 }
 
 func ack(t *testing.T, msgs []jetstream.Msg) {

@@ -8,43 +8,29 @@ import (
 
 // KillOnFirstAck wraps a pull consumer so that the process kills itself (KillSelf) on the first
 // acknowledgement it makes: a consumer that committed its batch's effects and died before it
-// could acknowledge any of them. It serves Fetch and FetchNoWait, what the platform's runners
-// use.
+// could acknowledge any of them. It serves Messages, the long-lived pull subscription the
+// platform's consumers fetch through (bus.Fetcher).
 func KillOnFirstAck(c jetstream.Consumer) jetstream.Consumer { return killingConsumer{c} }
 
 type killingConsumer struct{ jetstream.Consumer }
 
-func (k killingConsumer) Fetch(n int, opts ...jetstream.FetchOpt) (jetstream.MessageBatch, error) {
-	b, err := k.Consumer.Fetch(n, opts...)
-	return wrapBatch(b), err
-}
-
-func (k killingConsumer) FetchNoWait(n int) (jetstream.MessageBatch, error) {
-	b, err := k.Consumer.FetchNoWait(n)
-	return wrapBatch(b), err
-}
-
-func wrapBatch(b jetstream.MessageBatch) jetstream.MessageBatch {
-	if b == nil {
-		return nil
+func (k killingConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	it, err := k.Consumer.Messages(opts...)
+	if err != nil {
+		return nil, err
 	}
-	out := make(chan jetstream.Msg)
-	go func() {
-		defer close(out)
-		for m := range b.Messages() {
-			out <- killingMsg{m}
-		}
-	}()
-	return killingBatch{inner: b, msgs: out}
+	return killingIterator{it}, nil
 }
 
-type killingBatch struct {
-	inner jetstream.MessageBatch
-	msgs  chan jetstream.Msg
-}
+type killingIterator struct{ jetstream.MessagesContext }
 
-func (b killingBatch) Messages() <-chan jetstream.Msg { return b.msgs }
-func (b killingBatch) Error() error                   { return b.inner.Error() }
+func (i killingIterator) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
+	m, err := i.MessagesContext.Next(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return killingMsg{m}, nil
+}
 
 type killingMsg struct{ jetstream.Msg }
 

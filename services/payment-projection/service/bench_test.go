@@ -65,6 +65,7 @@ func benchApply(b *testing.B, batch, workers int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer r.Close()
 			for done.Load() < int64(3*b.N) {
 				n, err := r.Step(ctx)
 				if err != nil {
