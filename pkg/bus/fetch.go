@@ -34,8 +34,8 @@ type Fetcher struct {
 }
 
 // Fetch takes up to Max messages: no message and no error means none arrived within MaxWait
-// (or ctx ended). An error stops the subscription, handing back what it held; the next Fetch
-// starts a new one.
+// (or ctx ended). Then, or on an error, it stops the subscription, handing back what it held;
+// the next Fetch starts a new one.
 func (f *Fetcher) Fetch(ctx context.Context) ([]jetstream.Msg, error) {
 	if f.it == nil {
 		it, err := f.Consumer.Messages(jetstream.PullMaxMessages(f.Max))
@@ -48,10 +48,16 @@ func (f *Fetcher) Fetch(ctx context.Context) ([]jetstream.Msg, error) {
 	first, err := f.it.Next(jetstream.NextContext(wctx))
 	cancel()
 	if err != nil {
+		// Nothing within MaxWait (or ctx ended): renew the subscription on the next Fetch. A
+		// pull request can be lost without a word to the client: the server that held it (the
+		// consumer's leader) died, and its successor does not know it. The subscription would
+		// then wait for ever, believing its request pending; nats.go's heartbeat check, which
+		// would notice, runs only within one Next, and MaxWait keeps each Next shorter than
+		// two heartbeats. A quiet consumer makes one pull request per MaxWait, as a Fetch did.
+		f.Close()
 		if IsFetchTimeout(err) {
 			return nil, nil
 		}
-		f.Close()
 		return nil, fmt.Errorf("fetching: %w", err)
 	}
 	msgs := []jetstream.Msg{first}

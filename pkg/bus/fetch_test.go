@@ -83,8 +83,8 @@ func TestAFetcherServesAQuietConsumerAtOnce(t *testing.T) {
 // A Fetcher hands over every message in order, and asks the server for messages ahead instead
 // of once or more per batch: twenty small batches take fewer than twenty pull requests, counted
 // on the subject where the server receives them. (Fetching each batch with pull requests of its
-// own took two or three per batch.)
-func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatches(t *testing.T) {
+// own took two or three per batch.) Idle, it renews its pull request every MaxWait.
+func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatchesAndRenewsItsRequestWhenIdle(t *testing.T) {
 	t.Parallel()
 	b := newTestBus(t)
 	ctx := context.Background()
@@ -129,8 +129,25 @@ func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatches(t *tes
 	if err := b.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if n := requests.Load(); n == 0 || n >= batches {
+	n := requests.Load()
+	if n == 0 || n >= batches {
 		t.Fatalf("%d pull requests for %d batches, want at least one and fewer than the batches", n, batches)
+	}
+
+	// A Fetch that finds nothing within MaxWait renews the subscription, so that a pull request
+	// the server lost (its consumer's leader died) cannot leave the consumer waiting for ever:
+	// each idle Fetch makes a new pull request.
+	f.MaxWait = 20 * time.Millisecond
+	for range 3 {
+		if msgs, err := f.Fetch(ctx); err != nil || len(msgs) != 0 {
+			t.Fatalf("idle fetch: %d messages, %v", len(msgs), err)
+		}
+	}
+	if err := b.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if idle := requests.Load() - n; idle < 2 {
+		t.Fatalf("%d pull requests over three idle fetches, want a new one for each after the first", idle)
 	}
 }
 
