@@ -61,6 +61,7 @@ test-short: ## Run the tests without the race detector
 bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other: 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./pkg/eventstore/ ./pkg/projection/
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./pkg/relay/
+	$(GO) test -run '^$$' -bench Fetching -benchtime 200000x -count 3 ./pkg/bus/
 	$(GO) test -run '^$$' -bench . -benchtime 5000x ./services/merchant/service/
 	$(GO) test -run '^$$' -bench 'HotPool|RawBatched|ProjectionApply' -benchtime 20000x ./services/pool/service/ ./services/payment-projection/service/
 	$(GO) test -run '^$$' -bench PoolRebuild -benchtime 1000000x -timeout 30m ./services/pool/service/

@@ -36,7 +36,7 @@ type testBus struct {
 	js  jetstream.JetStream
 }
 
-func newTestBus(t *testing.T) testBus {
+func newTestBus(t testing.TB) testBus {
 	t.Helper()
 	url := testkit.NATS(t)
 	nc, err := nats.Connect(url)
