@@ -370,9 +370,8 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate floa
 func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool, lags *[]time.Duration) error {
 	f := &bus.Fetcher{Consumer: cons, Max: 500, MaxWait: time.Second}
 	defer f.Close()
-	fetch := func() ([]jetstream.Msg, error) { return f.Fetch(ctx) }
 	for got := 0; got < n; {
-		msgs, err := fetch()
+		msgs, err := f.Fetch(ctx)
 		if err != nil {
 			return err
 		}

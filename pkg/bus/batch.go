@@ -68,11 +68,12 @@ type BatchOptions struct {
 	// it fetched; when it may not (a partition's lease was lost), the batch and what was
 	// fetched after it go back to JetStream at once for whoever holds it now.
 	Hold func() bool
-	// FinishBatch, when positive, makes a fetch and the handling of what it brought outlast
-	// the end of Run's context, bounded by this long: a batch given up halfway would leave
-	// its effects committed but unannounced, or its messages held until their AckWait, and
-	// the next reader (another owner of the partition) would meanwhile see later messages
-	// first.
+	// FinishBatch, when positive, makes the handling of a fetched batch outlast the end of
+	// Run's context, bounded by this long: a batch given up halfway would leave its effects
+	// committed but unannounced, or its messages nak'd for a later redelivery, and the next
+	// reader (another owner of the partition) would meanwhile see later messages first. (A
+	// fetch needs no such care: what the Fetcher received and did not hand over, Close gives
+	// back at once.)
 	FinishBatch time.Duration
 	// AfterApply, when set, runs after each successful Apply, before its messages are
 	// acknowledged: to announce what was applied, or in tests to die in between.
@@ -155,11 +156,8 @@ func (c *BatchConsumer[T]) Run(ctx context.Context) error {
 // handles them; it returns how many messages it took off the consumer. One goroutine at a time
 // calls Run or Step.
 func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
-	fctx, hctx := ctx, ctx
-	if c.o.FinishBatch > 0 {
-		fctx = context.WithoutCancel(ctx)
-	}
-	msgs, err := c.fetcher.Fetch(fctx)
+	hctx := ctx
+	msgs, err := c.fetcher.Fetch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil

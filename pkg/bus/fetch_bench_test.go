@@ -14,13 +14,13 @@ import (
 // batch (a pull request and a subscription per batch: the raw limit of the same server in the
 // same run). The server runs in the benchmark's process, so both share its CPU.
 func BenchmarkFetching(b *testing.B) {
-	fetchers := map[string]func(context.Context, jetstream.Consumer) func() ([]jetstream.Msg, error){
-		"fetcher": func(ctx context.Context, c jetstream.Consumer) func() ([]jetstream.Msg, error) {
+	fetchers := map[string]func(*testing.B, context.Context, jetstream.Consumer) func() ([]jetstream.Msg, error){
+		"fetcher": func(b *testing.B, ctx context.Context, c jetstream.Consumer) func() ([]jetstream.Msg, error) {
 			f := &Fetcher{Consumer: c, Max: 500, MaxWait: time.Second}
 			b.Cleanup(f.Close)
 			return func() ([]jetstream.Msg, error) { return f.Fetch(ctx) }
 		},
-		"fetch-500": func(_ context.Context, c jetstream.Consumer) func() ([]jetstream.Msg, error) {
+		"fetch-500": func(_ *testing.B, _ context.Context, c jetstream.Consumer) func() ([]jetstream.Msg, error) {
 			return func() ([]jetstream.Msg, error) {
 				batch, err := c.Fetch(500, jetstream.FetchMaxWait(time.Second))
 				if err != nil {
@@ -52,7 +52,7 @@ func BenchmarkFetching(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fetch := fetchers[name](ctx, c)
+			fetch := fetchers[name](b, ctx, c)
 			b.ResetTimer()
 			start := time.Now()
 			for taken := 0; taken < b.N; {

@@ -20,17 +20,8 @@ import (
 // after the message was published.
 func TestAFetcherServesAQuietConsumerAtOnce(t *testing.T) {
 	t.Parallel()
-	b := newTestBus(t)
 	ctx := context.Background()
-	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetch-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish := func(i int) {
-		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, c, publish := treasuryConsumer(t, ConsumerSpec{Stream: "TREASURY", Durable: "fetch-test"})
 	for i := range 5 {
 		publish(i)
 	}
@@ -86,12 +77,8 @@ func TestAFetcherServesAQuietConsumerAtOnce(t *testing.T) {
 // own took two or three per batch.) Idle, it renews its pull request every MaxWait.
 func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatchesAndRenewsItsRequestWhenIdle(t *testing.T) {
 	t.Parallel()
-	b := newTestBus(t)
 	ctx := context.Background()
-	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, c, publish := treasuryConsumer(t, ConsumerSpec{Stream: "TREASURY", Durable: "fetcher-test"})
 	var requests atomic.Int64
 	sub, err := b.nc.Subscribe("$JS.API.CONSUMER.MSG.NEXT.TREASURY.fetcher-test", func(*nats.Msg) { requests.Add(1) })
 	if err != nil {
@@ -107,9 +94,7 @@ func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatchesAndRene
 	const batches = 20
 	for range batches {
 		for range 2 {
-			if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", next)); err != nil {
-				t.Fatal(err)
-			}
+			publish(next)
 			next++
 		}
 		for taken < next {
@@ -156,17 +141,8 @@ func TestAFetcherTakesEveryMessageInOrderWithFewerPullRequestsThanBatchesAndRene
 // here so that the second publish surely lands inside it; Linger is milliseconds.)
 func TestAFetcherCompletesAShortBatchWithinTheLinger(t *testing.T) {
 	t.Parallel()
-	b := newTestBus(t)
 	ctx := context.Background()
-	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "linger-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish := func(i int) {
-		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, c, publish := treasuryConsumer(t, ConsumerSpec{Stream: "TREASURY", Durable: "linger-test"})
 	publish(0)
 	f := &Fetcher{Consumer: c, Max: 10, MaxWait: time.Hour, linger: 5 * time.Second}
 	defer f.Close()
@@ -199,16 +175,10 @@ func TestAFetcherCompletesAShortBatchWithinTheLinger(t *testing.T) {
 // consumer's AckWait is an hour (a message left held would come back only after it).
 func TestClosingAFetcherHandsBackWhatItHeld(t *testing.T) {
 	t.Parallel()
-	b := newTestBus(t)
 	ctx := context.Background()
-	c, err := EnsurePullConsumer(ctx, b.js, ConsumerSpec{Stream: "TREASURY", Durable: "close-test", AckWait: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, publish := treasuryConsumer(t, ConsumerSpec{Stream: "TREASURY", Durable: "close-test", AckWait: time.Hour})
 	for i := range 5 {
-		if _, err := b.js.Publish(ctx, "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
-			t.Fatal(err)
-		}
+		publish(i)
 	}
 	// Taking the fourth message of four, the subscription asks for more: m4 comes ahead.
 	f := &Fetcher{Consumer: c, Max: 4, MaxWait: time.Minute}
@@ -244,6 +214,24 @@ func TestClosingAFetcherHandsBackWhatItHeld(t *testing.T) {
 		t.Fatalf("message %q delivered %d times, want m4 delivered twice", msgs[0].Data(), md.NumDelivered)
 	}
 	ack(t, msgs)
+}
+
+// treasuryConsumer creates the pull consumer spec (of TREASURY) on a fresh server, and returns
+// it with a function that publishes the message "m<i>" to the stream.
+func treasuryConsumer(t *testing.T, spec ConsumerSpec) (testBus, jetstream.Consumer, func(i int)) {
+	t.Helper()
+	b := newTestBus(t)
+	c, err := EnsurePullConsumer(context.Background(), b.js, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(i int) {
+		t.Helper()
+		if _, err := b.js.Publish(context.Background(), "treasury.test.c1.deposit_detected", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b, c, publish
 }
 
 func ack(t *testing.T, msgs []jetstream.Msg) {

@@ -71,12 +71,11 @@ func NewConsumer(d *app.Dispatcher, dl *bus.DeadLetterer, consumer jetstream.Con
 // partition's lease held (a batch fetched when it no longer holds goes back to JetStream for
 // the partition's next owner).
 //
-// A fetch and the batch it brought are finished even when the partition is given back
-// meanwhile (ctx ends), within batchTimeout: a pull cancelled while the server sends leaves the
-// messages in flight unacknowledged until their AckWait, and a batch cancelled halfway could
-// have its deliveries committed without being enqueued (left to the recovery pass) or its
-// messages nak'd for a later redelivery; either way the partition's next owner would deliver
-// the company's later events first.
+// A fetched batch is finished even when the partition is given back meanwhile (ctx ends),
+// within batchTimeout: a batch cancelled halfway could have its deliveries committed without
+// being enqueued (left to the recovery pass) or its messages nak'd for a later redelivery;
+// either way the partition's next owner would deliver the company's later events first. What
+// was fetched ahead of the batch goes back to JetStream at once when Run returns.
 func (c *Consumer) Run(ctx context.Context, held func() bool) error {
 	bc, err := bus.NewBatchConsumer[domain.NewDelivery](c.consumer, c.durable, c.h, bus.BatchOptions{
 		BatchSize: c.batchSize, MaxWait: c.maxWait, DeadLetter: c.h.deadLetter, Hold: held,
