@@ -41,6 +41,9 @@ func (s *stack) profileServices(b *testing.B, part string, d time.Duration) (wai
 		return func() {}
 	}
 	d = min(max(d, time.Second), 25*time.Second) // the health listener's write timeout is 30 s
+	if err := os.MkdirAll(profileDir, 0o755); err != nil {
+		b.Fatalf("profiles: %v", err)
+	}
 	var wg sync.WaitGroup
 	for name, addr := range s.health {
 		wg.Go(func() {

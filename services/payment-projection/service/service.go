@@ -35,8 +35,11 @@ type Config struct {
 	// Workers is how many batches one replica applies at once (PAYMENT_PROJECTION_WORKERS):
 	// while one transaction waits on PostgreSQL, another fetches or commits. Workers of all
 	// replicas serialise per payment on its row lock, so a payment's facts are never folded
-	// without each other.
-	Workers int `env:"PAYMENT_PROJECTION_WORKERS" envDefault:"3"`
+	// without each other. One by default: at moderate rates every worker commits its own small
+	// batch, so more workers cost a transaction each per few payments without keeping up any
+	// better (docs/BENCHMARKS.md, "one worker per replica"); a deployment whose PostgreSQL has
+	// cores to spare raises it when the projection lags under a backlog.
+	Workers int `env:"PAYMENT_PROJECTION_WORKERS" envDefault:"1"`
 }
 
 // LoadConfig reads Config from the environment.
