@@ -3,14 +3,11 @@ package adapters
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/payplat/platform/services/pool/domain"
 )
 
 // MerchantDirectory finds merchant names for the payment reference of DEBIT and CREDIT
@@ -31,13 +28,18 @@ const directoryRecheck = 30 * time.Second
 // NewMerchantDirectory returns a directory that discovers the merchant table on first use.
 func NewMerchantDirectory() *MerchantDirectory { return &MerchantDirectory{} }
 
-// fillNames sets the merchant name of the new facts that reference a payment without one.
-func (d *MerchantDirectory) fillNames(ctx context.Context, tx pgx.Tx, facts []domain.Fact, fresh []bool) error {
+// fillNames sets the merchant name of the new facts of ps that reference a payment without
+// one, with one look-up for all of them.
+func (d *MerchantDirectory) fillNames(ctx context.Context, tx pgx.Tx, ps []*pending) error {
 	var ids []string
-	for i, f := range facts {
-		if fresh[i] && f.Payment != nil && f.Payment.MerchantName == "" && f.Payment.MerchantID != "" &&
-			!slices.Contains(ids, f.Payment.MerchantID) {
-			ids = append(ids, f.Payment.MerchantID)
+	seen := map[string]bool{}
+	for _, p := range ps {
+		for i, f := range p.facts {
+			if p.fresh[i] && f.Payment != nil && f.Payment.MerchantName == "" && f.Payment.MerchantID != "" &&
+				!seen[f.Payment.MerchantID] {
+				seen[f.Payment.MerchantID] = true
+				ids = append(ids, f.Payment.MerchantID)
+			}
 		}
 	}
 	if len(ids) == 0 {
@@ -47,12 +49,14 @@ func (d *MerchantDirectory) fillNames(ctx context.Context, tx pgx.Tx, facts []do
 	if err != nil || len(names) == 0 {
 		return err
 	}
-	for i := range facts {
-		f := &facts[i]
-		if fresh[i] && f.Payment != nil && f.Payment.MerchantName == "" {
-			ref := *f.Payment
-			ref.MerchantName = names[ref.MerchantID]
-			f.Payment = &ref
+	for _, p := range ps {
+		for i := range p.facts {
+			f := &p.facts[i]
+			if p.fresh[i] && f.Payment != nil && f.Payment.MerchantName == "" {
+				ref := *f.Payment
+				ref.MerchantName = names[ref.MerchantID]
+				f.Payment = &ref
+			}
 		}
 	}
 	return nil

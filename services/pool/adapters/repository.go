@@ -58,7 +58,7 @@ type loaded struct {
 // lock takes the row lock of the pool's snapshot (creating the row on the pool's first write)
 // and rebuilds the pool from it.
 func (r *Repository) lock(ctx context.Context, tx pgx.Tx, id domain.ID) (*loaded, error) {
-	l, err := r.selectForUpdate(ctx, tx, id)
+	l, err := scanLoaded(tx.QueryRow(ctx, selectForUpdate, id.CompanyID, id.Environment), id)
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return l, err
 	}
@@ -67,18 +67,53 @@ func (r *Repository) lock(ctx context.Context, tx pgx.Tx, id domain.ID) (*loaded
 		domain.DefaultLowThreshold.Micros()); err != nil {
 		return nil, fmt.Errorf("creating pool %s: %w", id.StreamID(), err)
 	}
-	return r.selectForUpdate(ctx, tx, id)
+	return scanLoaded(tx.QueryRow(ctx, selectForUpdate, id.CompanyID, id.Environment), id)
 }
 
-func (r *Repository) selectForUpdate(ctx context.Context, tx pgx.Tx, id domain.ID) (*loaded, error) {
+// lockAll is lock for each pool of ids, in their order, with one round trip for all the pools
+// that have a row (a pool's first write creates its row afterwards, with lock). The transaction
+// holds the pools' stream locks (LockPools), which every writer of a pool takes first, so the
+// order in which the rows are locked cannot deadlock.
+func (r *Repository) lockAll(ctx context.Context, tx pgx.Tx, ids []domain.ID) ([]*loaded, error) {
+	ls := make([]*loaded, len(ids))
+	b := &pgx.Batch{}
+	for i, id := range ids {
+		b.Queue(selectForUpdate, id.CompanyID, id.Environment).QueryRow(func(row pgx.Row) error {
+			l, err := scanLoaded(row, id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			ls[i] = l
+			return err
+		})
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if ls[i] != nil {
+			continue
+		}
+		l, err := r.lock(ctx, tx, id)
+		if err != nil {
+			return nil, err
+		}
+		ls[i] = l
+	}
+	return ls, nil
+}
+
+const selectForUpdate = `SELECT balance, low_threshold, auto_top_up_enabled, version, movement_count
+        FROM balances WHERE company_id = $1 AND environment = $2 FOR UPDATE`
+
+// scanLoaded reads the pool of id from a row of selectForUpdate; pgx.ErrNoRows, unwrapped,
+// when the pool has no row yet.
+func scanLoaded(row pgx.Row, id domain.ID) (*loaded, error) {
 	var (
 		balance, threshold, version, count int64
 		autoTopUp                          bool
 	)
-	err := tx.QueryRow(ctx, `SELECT balance, low_threshold, auto_top_up_enabled, version, movement_count
-        FROM balances WHERE company_id = $1 AND environment = $2 FOR UPDATE`, id.CompanyID, id.Environment).
-		Scan(&balance, &threshold, &autoTopUp, &version, &count)
-	if err != nil {
+	if err := row.Scan(&balance, &threshold, &autoTopUp, &version, &count); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, err
 		}
@@ -139,13 +174,13 @@ func (r *Repository) RecordPoolFacts(ctx context.Context, facts []domain.PoolFac
 		if err := r.LockPools(ctx, tx, pools...); err != nil {
 			return err
 		}
-		ls := make([]*loaded, 0, len(pools))
-		for _, id := range pools {
-			l, _, err := r.record(ctx, tx, id, groups[id])
-			if err != nil {
-				return err
-			}
-			ls = append(ls, l)
+		ps, err := r.recordAll(ctx, tx, pools, groups)
+		if err != nil {
+			return err
+		}
+		ls := make([]*loaded, len(ps))
+		for i, p := range ps {
+			ls[i] = p.l
 		}
 		return r.save(ctx, tx, ls...)
 	})
@@ -196,49 +231,69 @@ type Recorded struct {
 // carries its key (unique per pool) and is written in the same transaction, so a redelivered
 // or repeated fact records nothing, whatever crashes happen in between.
 func (r *Repository) RecordFacts(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (Recorded, error) {
-	l, out, err := r.record(ctx, tx, id, facts)
+	ps, err := r.recordAll(ctx, tx, []domain.ID{id}, map[domain.ID][]domain.Fact{id: facts})
 	if err != nil {
-		return out, err
+		return Recorded{}, err
 	}
-	return out, r.save(ctx, tx, l)
+	return ps[0].out, r.save(ctx, tx, ps[0].l)
 }
 
-// record is RecordFacts up to the save: the pool of id locked, loaded, and its new facts
-// recorded on it.
-func (r *Repository) record(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact) (*loaded, Recorded, error) {
-	out := Recorded{Duplicates: map[string]uuid.UUID{}}
-	for _, f := range facts {
-		if want := factKey(f); f.Key != want {
-			return nil, out, fmt.Errorf("pool: a %s fact with key %q, want %q", f.Type, f.Key, want)
+// pending is a pool's facts in a transaction that records them: the pool locked and loaded,
+// the movement id each fact gets if it is new, which are new, and the outcome.
+type pending struct {
+	l     *loaded
+	facts []domain.Fact
+	ids   []uuid.UUID
+	fresh []bool
+	out   Recorded
+}
+
+// recordAll is RecordFacts up to the save, for each pool of pools (their stream locks held) and
+// its facts in groups: the pools locked and loaded, and their new facts recorded on them. The
+// reads are made for all the pools at once (the row locks, the recorded keys, the merchant
+// names), so that a batch of facts on many pools costs about the round trips of one pool.
+func (r *Repository) recordAll(ctx context.Context, tx pgx.Tx, pools []domain.ID, groups map[domain.ID][]domain.Fact) ([]*pending, error) {
+	for _, id := range pools {
+		for _, f := range groups[id] {
+			if want := factKey(f); f.Key != want {
+				return nil, fmt.Errorf("pool: a %s fact with key %q, want %q", f.Type, f.Key, want)
+			}
 		}
 	}
-	l, err := r.lock(ctx, tx, id)
+	ls, err := r.lockAll(ctx, tx, pools)
 	if err != nil {
-		return nil, out, err
+		return nil, err
 	}
-	ids := make([]uuid.UUID, len(facts))
-	for i := range facts {
-		ids[i] = uuid.New()
+	ps := make([]*pending, len(pools))
+	for i, id := range pools {
+		facts := groups[id]
+		p := &pending{l: ls[i], facts: facts, ids: make([]uuid.UUID, len(facts)),
+			out: Recorded{Duplicates: map[string]uuid.UUID{}}}
+		for j := range facts {
+			p.ids[j] = uuid.New()
+		}
+		ps[i] = p
 	}
-	fresh, err := r.newKeys(ctx, tx, id, facts, ids, out.Duplicates)
-	if err != nil {
-		return nil, out, err
+	if err := r.newKeys(ctx, tx, ps); err != nil {
+		return nil, err
 	}
-	if err := r.merchants.fillNames(ctx, tx, facts, fresh); err != nil {
-		return nil, out, err
+	if err := r.merchants.fillNames(ctx, tx, ps); err != nil {
+		return nil, err
 	}
 	now := r.now().UTC()
-	for i, f := range facts {
-		if !fresh[i] {
-			continue
+	for _, p := range ps {
+		for i, f := range p.facts {
+			if !p.fresh[i] {
+				continue
+			}
+			m, err := p.l.pool.Record(f, p.ids[i], now)
+			if err != nil {
+				return nil, fmt.Errorf("recording %s %s: %w", f.Type, f.Key, err)
+			}
+			p.out.Movements = append(p.out.Movements, m)
 		}
-		m, err := l.pool.Record(f, ids[i], now)
-		if err != nil {
-			return nil, out, fmt.Errorf("recording %s %s: %w", f.Type, f.Key, err)
-		}
-		out.Movements = append(out.Movements, m)
 	}
-	return l, out, nil
+	return ps, nil
 }
 
 // factKey is the key a fact must have: the one a rebuild derives from the movement's event
@@ -251,54 +306,69 @@ func factKey(f domain.Fact) string {
 	return domain.KeyOf(f.Type, f.TxHash, f.WithdrawalID, paymentID)
 }
 
-// newKeys reports which facts are new: their key not recorded on the pool before and not
-// repeating an earlier fact of the batch. The others go into dups with the id of the movement
-// recorded for their key (ids[i] for a repeat of the batch's fact i). It runs under the pool's
-// row lock, which every writer of the pool's movements holds, so what it reads cannot change
-// before the transaction commits; the unique key of movements backs it.
-func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, id domain.ID, facts []domain.Fact, ids []uuid.UUID,
-	dups map[string]uuid.UUID) ([]bool, error) {
-	keys := make([]string, 0, len(facts))
-	first := make(map[string]int, len(facts))
-	for i, f := range facts {
-		if _, dup := first[f.Key]; !dup {
-			first[f.Key] = i
-			keys = append(keys, f.Key)
+// newKeys sets, for each pool of ps, which of its facts are new: their key not recorded on the
+// pool before and not repeating an earlier fact of the pool's batch. The others go into the
+// pool's Duplicates with the id of the movement recorded for their key (ids[i] for a repeat of
+// the batch's fact i). It runs under the pools' row locks, which every writer of a pool's
+// movements holds, so what it reads cannot change before the transaction commits; the unique
+// key of movements backs it. One query for all the pools.
+func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, ps []*pending) error {
+	var (
+		idx                   []int32
+		companies, envs, keys []string
+		firsts                = make([]map[string]int, len(ps))
+	)
+	for pi, p := range ps {
+		id := p.l.pool.ID()
+		firsts[pi] = make(map[string]int, len(p.facts))
+		for i, f := range p.facts {
+			if _, dup := firsts[pi][f.Key]; !dup {
+				firsts[pi][f.Key] = i
+				idx, companies, envs, keys = append(idx, int32(pi)), append(companies, id.CompanyID),
+					append(envs, id.Environment), append(keys, f.Key)
+			}
 		}
 	}
 	// Planned afresh on every call (QueryExecModeExec: an unnamed statement, not the cached
 	// one): a plan cached while the pool's table was small scans the whole table for each key
 	// once it is large (seconds per batch on a hot pool), whereas a plan made now sees the
 	// table's current size and looks the keys up in the unique index.
-	rows, err := tx.Query(ctx, `SELECT key, id FROM movements
-        WHERE pool_id = `+poolIDOf12+` AND company_id = $1 AND environment = $2 AND key = ANY($3::text[])`,
-		pgx.QueryExecModeExec,
-		id.CompanyID, id.Environment, keys)
+	rows, err := tx.Query(ctx, `SELECT k.pool, m.key, m.id
+        FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS k(pool, company_id, environment, key)
+        JOIN movements m ON m.pool_id = hashtextextended(k.company_id || '/' || k.environment, 0)
+         AND m.key = k.key AND m.company_id = k.company_id AND m.environment = k.environment`,
+		pgx.QueryExecModeExec, idx, companies, envs, keys)
 	if err != nil {
-		return nil, fmt.Errorf("reading movement keys: %w", err)
+		return fmt.Errorf("reading movement keys: %w", err)
 	}
 	var (
-		k string
-		m pgtype.UUID
+		pool int32
+		k    string
+		m    pgtype.UUID
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&k, &m}, func() error {
-		dups[k] = m.Bytes
+	if _, err := pgx.ForEachRow(rows, []any{&pool, &k, &m}, func() error {
+		if pool < 0 || int(pool) >= len(ps) {
+			return fmt.Errorf("a movement key of pool %d of %d", pool, len(ps))
+		}
+		ps[pool].out.Duplicates[k] = m.Bytes
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("reading movement keys: %w", err)
+		return fmt.Errorf("reading movement keys: %w", err)
 	}
-	fresh := make([]bool, len(facts))
-	for i, f := range facts {
-		if _, recorded := dups[f.Key]; recorded {
-			continue
+	for pi, p := range ps {
+		p.fresh = make([]bool, len(p.facts))
+		for i, f := range p.facts {
+			if _, recorded := p.out.Duplicates[f.Key]; recorded {
+				continue
+			}
+			if j := firsts[pi][f.Key]; j != i {
+				p.out.Duplicates[f.Key] = p.ids[j]
+				continue
+			}
+			p.fresh[i] = true
 		}
-		if j := first[f.Key]; j != i {
-			dups[f.Key] = ids[j]
-			continue
-		}
-		fresh[i] = true
 	}
-	return fresh, nil
+	return nil
 }
 
 // save appends the changes of the pools of ls, each with the version it was loaded at, and
