@@ -92,14 +92,22 @@ func (f *Fetcher) Close() {
 	it.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
+	var held []jetstream.Msg
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			break
 		}
-		_ = m.Nak()
+		held = append(held, m)
 	}
 	it.Stop()
+	// Handed back only once the drain is over: the server then knows that nobody listens on
+	// the subscription's inbox, so it redelivers each to another fetch of the consumer at once.
+	// A Nak while draining could be redelivered to this subscription's own pull request, still
+	// pending on the server, and bounce back and forth until the drain ends.
+	for _, m := range held {
+		_ = m.Nak()
+	}
 }
 
 // closeTimeout bounds how long Close waits for the messages in flight to the subscription: a
