@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/payplat/platform/pkg/eventstore"
+	"github.com/payplat/platform/pkg/testkit"
 )
 
 // appendStreams runs AppendStreamsTx in a transaction of its own that first locks the streams.
@@ -73,10 +75,17 @@ func TestAppendStreamsAppendsEveryStreamAfterItsVersionInTheOrderGiven(t *testin
 			}
 		}
 	}
-	all, err := s.ReadAll(ctx, s.DB(), eventstore.Position{}, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The gap-safe read holds back while any older transaction of the cluster (another test's)
+	// is in flight: wait until it sees all 8 events.
+	var all []eventstore.Recorded
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		all, err = s.ReadAll(ctx, s.DB(), eventstore.Position{}, 100)
+		if err == nil && len(all) != 8 {
+			err = fmt.Errorf("ReadAll sees %d of 8 events", len(all))
+		}
+		return err
+	})
 	var order []string
 	for _, r := range all[2:] {
 		order = append(order, string(r.Payload))
