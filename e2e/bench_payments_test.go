@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,11 @@ type paymentsBench struct {
 	tenants []loadgen.Tenant
 
 	rawJetStream, rawFanout, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
+
+	// CPU milliseconds per lifecycle of the last run of each part: the stack at full speed, and
+	// by fraction of the full-speed rate the stack paced (lag-*) and the raw fan-out paced.
+	stackCPU       float64
+	lagCPU, rawCPU map[float64]float64
 }
 
 // BenchmarkPaymentsEndToEnd (issue 5): payment lifecycles (payment.created, processing,
@@ -67,6 +73,10 @@ type paymentsBench struct {
 // with SQL); lifecycles/s from the first publish, and its ratio to both limits, with the CPU
 // each process spent.
 //
+// raw-jetstream-fanout-full-rate: the raw fan-out paced at the stack's full-speed rate, its
+// consumers fetching as the services do (bus.Fetcher): what the bus alone spends per lifecycle
+// at that rate, which the stack's full-speed cost includes.
+//
 // lag-half-rate: publish at half the stack's full-speed rate (2,500/s when the stack part did
 // not run) and measure, per payment, the time from the publish of payment.confirmed until all
 // three rows are visible (loadgen.LagTracker: one payment in 5 tracked, the outstanding ones
@@ -76,11 +86,20 @@ type paymentsBench struct {
 // same rate, its consumers fetching as the services do (bus.Fetcher); the CPU the bus
 // alone spends per lifecycle at that rate, and each message's lag to its acknowledgement.
 //
+// After the half-rate parts, raw-jetstream-fanout-half-rate's log compares the stack's CPU per
+// lifecycle at half rate with issue 20's target 1 (at most 1.3× its full-speed cost) and with
+// the floor the bus sets (logCPUFloor).
+//
 // lag-tenth-rate and raw-jetstream-fanout-tenth-rate: the same at a tenth of the full rate.
+//
+// BENCH_FULL_SPEED paces the paced parts from a fixed rate instead of this run's full speed
+// (pacedRate), and BENCH_SERVICE_ENV gives settings to the services only (serviceEnv): two
+// runs at the same rates compare a change.
 //
 //	go test -run '^$' -bench PaymentsEndToEnd -benchtime 50000x -timeout 60m ./e2e/
 func BenchmarkPaymentsEndToEnd(b *testing.B) {
-	s := newStack(b, append(append([]string{"LOG_LEVEL=error"}, noRateLimits...), profileEnv()...)...)
+	env := append(append([]string{"LOG_LEVEL=error"}, noRateLimits...), profileEnv()...)
+	s := newStack(b, append(env, serviceEnv()...)...)
 	ctx := context.Background()
 	setup := time.Now()
 	tenants, err := loadgen.Gateway{URL: s.url, AdminToken: s.creds.AdminToken}.
@@ -91,16 +110,23 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 	b.Logf("created %d companies × %d merchants through the gateway in %s", benchCompanies, benchMerchantsPerCo,
 		time.Since(setup).Round(time.Millisecond))
 	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s, natsauth.PaymentsPublisher),
-		ops: benchJetStream(b, s, natsauth.Operator), tenants: tenants}
+		ops: benchJetStream(b, s, natsauth.Operator), tenants: tenants,
+		lagCPU: map[float64]float64{}, rawCPU: map[float64]float64{}}
 	b.Run("raw-jetstream", pb.runRawJetStream)
 	b.Run("raw-jetstream-fanout", pb.runRawJetStreamFanout)
 	b.Run("raw-postgres", pb.runRawPostgres)
 	b.Run("stack", pb.runStack)
+	b.Run("raw-jetstream-fanout-full-rate", pb.rawFanoutAt(1))
 	b.Run("lag-half-rate", pb.lagAt(0.5))
 	b.Run("raw-jetstream-fanout-half-rate", pb.rawFanoutAt(0.5))
 	b.Run("lag-tenth-rate", pb.lagAt(0.1))
 	b.Run("raw-jetstream-fanout-tenth-rate", pb.rawFanoutAt(0.1))
 }
+
+// serviceEnv is BENCH_SERVICE_ENV, space-separated NAME=value pairs given to the services'
+// processes only (not to nats-server or to this process, whose variables the services inherit
+// too): a setting of the services compared at the same load, GOMAXPROCS=1 for example.
+func serviceEnv() []string { return strings.Fields(os.Getenv("BENCH_SERVICE_ENV")) }
 
 // benchJetStream is a JetStream context of its own connection, as the NATS user, whose
 // asynchronous publish window holds benchInflight lifecycles.
@@ -147,6 +173,9 @@ func (pb *paymentsBench) runStack(b *testing.B) {
 	if pb.rawPostgres > 0 {
 		b.ReportMetric(pb.fullSpeed/pb.rawPostgres, "ratio-to-raw-pg")
 	}
+	cpuTo := sampleCPU(ctx, pb.db)
+	pb.stackCPU = cpuPerLifecycle(cpuFrom, cpuTo, b.N)
+	b.ReportMetric(pb.stackCPU, "cpu-ms/lifecycle")
 	if b.N > 1 {
 		verdict := "✘"
 		if pb.fullSpeed >= benchTargetRate {
@@ -154,7 +183,7 @@ func (pb *paymentsBench) runStack(b *testing.B) {
 		}
 		b.Logf("%d lifecycles fully projected in %s: %.0f lifecycles/s (target %d %s); published in %s (%.0f/s)\n%s",
 			b.N, elapsed.Round(time.Millisecond), pb.fullSpeed, benchTargetRate, verdict,
-			stats.Elapsed.Round(time.Millisecond), stats.Rate(), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N))
+			stats.Elapsed.Round(time.Millisecond), stats.Rate(), cpuBreakdown(cpuFrom, cpuTo, b.N))
 	}
 }
 
@@ -241,6 +270,12 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 	b.ReportMetric(ms(loadgen.Percentile(lags, 0.50)), "lag-p50-ms")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 1)), "lag-max-ms")
+	cpuTo := sampleCPU(ctx, pb.db)
+	pb.lagCPU[fraction] = cpuPerLifecycle(cpuFrom, cpuTo, b.N)
+	b.ReportMetric(pb.lagCPU[fraction], "cpu-ms/lifecycle")
+	if pb.stackCPU > 0 {
+		b.ReportMetric(pb.lagCPU[fraction]/pb.stackCPU, "cpu-to-full-speed")
+	}
 	if b.N > 1 {
 		statements()
 		batches, err := pb.s.readBatches(ctx)
@@ -249,7 +284,7 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 		}
 		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s\n%s\n%s",
 			b.N, stats.Rate(), rate, stats.Elapsed.Round(time.Millisecond), len(lags), loadgen.Percentile(lags, 0.5),
-			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(ctx, pb.db), b.N),
+			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, cpuTo, b.N),
 			batches.since(batchesFrom))
 	}
 }
@@ -296,15 +331,48 @@ func (pb *paymentsBench) rawFanoutAt(fraction float64) func(*testing.B) {
 		rate := pb.pacedRate(b, fraction)
 		cpuFrom := sampleCPU(context.Background(), pb.db)
 		_, lags := pb.rawJetStreamWith(b, benchPaymentsConsumers, rate)
+		cpuTo := sampleCPU(context.Background(), pb.db)
+		pb.rawCPU[fraction] = cpuPerLifecycle(cpuFrom, cpuTo, b.N)
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		b.ReportMetric(ms(loadgen.Percentile(lags, 0.50)), "lag-p50-ms")
 		b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
+		b.ReportMetric(pb.rawCPU[fraction], "cpu-ms/lifecycle")
 		if b.N > 1 {
 			b.Logf("%d lifecycles at %.0f/s to %d raw consumers, lag of every message: p50 %s, p99 %s, max %s\n%s",
 				b.N, rate, benchPaymentsConsumers, loadgen.Percentile(lags, 0.5), loadgen.Percentile(lags, 0.99),
-				loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, sampleCPU(context.Background(), pb.db), b.N))
+				loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, cpuTo, b.N))
+			if fraction == 0.5 {
+				pb.logCPUFloor(b, fraction)
+			}
 		}
 	}
+}
+
+// cpuBudget is issue 20's target 1: at half the full-speed rate, CPU per lifecycle at most 1.3
+// times the full-speed cost.
+const cpuBudget = 1.3
+
+// logCPUFloor logs, when the stack, the raw fan-out paced at the full-speed rate and both paced
+// at fraction of it have run, where the CPU the stack spends per lifecycle
+// at fraction of the rate stands against target 1's budget (cpuBudget × its full-speed cost),
+// and the floor under it: what the bus alone spends at that rate (the raw fan-out: nats-server,
+// the publisher and four consumers that only fetch and acknowledge) plus what the rest of the
+// stack spent per lifecycle at full speed (the stack's cost there less the bus's at the same
+// rate). The rest of the stack cannot cost less per lifecycle at a lower rate: its batches only
+// get smaller (the stack's own cost at that rate, logged beside, shows how much more it is).
+func (pb *paymentsBench) logCPUFloor(b *testing.B, fraction float64) {
+	stack, busFull, busPaced, paced := pb.stackCPU, pb.rawCPU[1], pb.rawCPU[fraction], pb.lagCPU[fraction]
+	if stack == 0 || busFull == 0 || busPaced == 0 || paced == 0 {
+		return
+	}
+	budget := cpuBudget * stack
+	rest := stack - busFull
+	floor := busPaced + max(rest, 0)
+	b.Logf("CPU per lifecycle at %.0f%% of the full-speed rate: the stack %.3f ms (%.2f× its %.3f ms at full speed; "+
+		"the budget %.1f× is %.3f ms). The bus alone: %.3f ms at that rate (%.0f%% of the budget), %.3f ms at the full "+
+		"rate; the rest of the stack at full speed %.3f ms. Floor: %.3f ms, %.2f× full speed (%.0f%% of the budget)",
+		100*fraction, paced, paced/stack, stack, cpuBudget, budget, busPaced, 100*busPaced/budget, busFull, rest,
+		floor, floor/stack, 100*floor/budget)
 }
 
 // rawJetStreamWith publishes b.N lifecycles (at rate lifecycles/s, or at full speed for 0) to a

@@ -125,6 +125,18 @@ func procCPU(pid int) (time.Duration, bool) {
 	return time.Duration(utime+stime) * time.Second / clockTicks, true
 }
 
+// cpuPerLifecycle is the CPU milliseconds all the sampled processes spent between two samples
+// per lifecycle of the n done meanwhile (a process absent from the first sample counts from 0).
+func cpuPerLifecycle(from, to cpuSample, n int) float64 {
+	var total time.Duration
+	for name, pids := range to.cpu {
+		for pid, c := range pids {
+			total += c - from.cpu[name][pid]
+		}
+	}
+	return float64(total.Microseconds()) / 1000 / float64(max(n, 1))
+}
+
 // cpuBreakdown describes, on one line (benchmark logs keep 10 lines), where CPU went between
 // two samples: per process name, cores used on average and CPU milliseconds per lifecycle of the
 // n done meanwhile, busiest first. A process absent from the first sample counts from 0.
