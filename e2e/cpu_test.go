@@ -125,15 +125,24 @@ func procCPU(pid int) (time.Duration, bool) {
 	return time.Duration(utime+stime) * time.Second / clockTicks, true
 }
 
-// cpuPerLifecycle is the CPU milliseconds all the sampled processes spent between two samples
-// per lifecycle of the n done meanwhile (a process absent from the first sample counts from 0).
-func cpuPerLifecycle(from, to cpuSample, n int) float64 {
+// cpuSpent is the CPU each process name spent between two samples, and their total (a process
+// absent from the first sample counts from 0).
+func cpuSpent(from, to cpuSample) (map[string]time.Duration, time.Duration) {
+	byName := map[string]time.Duration{}
 	var total time.Duration
 	for name, pids := range to.cpu {
 		for pid, c := range pids {
-			total += c - from.cpu[name][pid]
+			byName[name] += c - from.cpu[name][pid]
 		}
+		total += byName[name]
 	}
+	return byName, total
+}
+
+// cpuPerLifecycle is the CPU milliseconds all the sampled processes spent between two samples
+// per lifecycle of the n done meanwhile.
+func cpuPerLifecycle(from, to cpuSample, n int) float64 {
+	_, total := cpuSpent(from, to)
 	return float64(total.Microseconds()) / 1000 / float64(max(n, 1))
 }
 
@@ -147,15 +156,10 @@ func cpuBreakdown(from, to cpuSample, n int) string {
 		cpu  time.Duration
 	}
 	var rows []row
-	var total time.Duration
-	for name, pids := range to.cpu {
-		var d time.Duration
-		for pid, c := range pids {
-			d += c - from.cpu[name][pid]
-		}
+	byName, total := cpuSpent(from, to)
+	for name, d := range byName {
 		if d > 0 {
 			rows = append(rows, row{name, d})
-			total += d
 		}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return int(b.cpu - a.cpu) })

@@ -42,11 +42,16 @@ func Balance(ctx context.Context, q eventstore.Querier, id domain.ID) (api.Balan
 		domain.Settings{LowThreshold: money.FromMicros(threshold), AutoTopUpEnabled: auto}), nil
 }
 
-// poolIDOf12 is the pool_id of the pool whose company id is $1 and environment $2: the
-// expression of the generated column movements.pool_id (migration 02003), which leads the
-// indexes of movements. Queries filter on it and on company_id and environment (two pools
-// may share a pool_id).
-const poolIDOf12 = `hashtextextended($1::text || '/' || $2::text, 0)`
+// poolIDOf is the SQL expression of the pool_id of the pool whose company id and environment
+// are the SQL expressions company and env: the expression of the generated column
+// movements.pool_id (migration 02003), which leads the indexes of movements. Queries filter on
+// it and on company_id and environment (two pools may share a pool_id).
+func poolIDOf(company, env string) string {
+	return `hashtextextended(` + company + ` || '/' || ` + env + `, 0)`
+}
+
+// poolIDOf12 is the pool_id of the pool whose company id is $1 and environment $2.
+var poolIDOf12 = poolIDOf("$1::text", "$2::text")
 
 const transactionColumns = `id, seq, type, amount, balance_before, balance_after, status, tx_hash, description,
     payment_id, payment_amount, merchant_name, created_at, confirmed_at`

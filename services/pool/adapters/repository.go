@@ -335,7 +335,7 @@ func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, ps []*pending) erro
 	// table's current size and looks the keys up in the unique index.
 	rows, err := tx.Query(ctx, `SELECT k.pool, m.key, m.id
         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS k(pool, company_id, environment, key)
-        JOIN movements m ON m.pool_id = hashtextextended(k.company_id || '/' || k.environment, 0)
+        JOIN movements m ON m.pool_id = `+poolIDOf("k.company_id", "k.environment")+`
          AND m.key = k.key AND m.company_id = k.company_id AND m.environment = k.environment`,
 		pgx.QueryExecModeExec, idx, companies, envs, keys)
 	if err != nil {
