@@ -76,8 +76,14 @@ func TestDeadLeadersLeaseIsTakenOverAtOnce(t *testing.T) {
 	long := Lease{Duration: time.Hour, Renew: time.Hour / 4}
 	dead := lead(t, e, "dead", long)
 	pid := dead.conn.Conn().PgConn().PID()
-	if _, err := e.store.DB().Exec(context.Background(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
-		t.Fatal(err)
+	// Wait until the backend has exited (and so released its locks): without the timeout,
+	// pg_terminate_backend returns once the signal is sent, the first takeover attempt could
+	// still find the lock held, and the next attempt comes a standby poll later (Renew/4, almost
+	// four minutes with this lease).
+	var gone bool
+	if err := e.store.DB().QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 30000)`, pid).
+		Scan(&gone); err != nil || !gone {
+		t.Fatalf("terminating the leader's session: %v, %v", gone, err)
 	}
 	next := lead(t, e, "next", long) // fails after a minute
 	if next.token <= dead.token {
