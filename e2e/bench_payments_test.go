@@ -44,12 +44,12 @@ type paymentsBench struct {
 	ops     jetstream.JetStream // the operator's: the raw benchmarks' own streams, the dead-letter count
 	tenants []loadgen.Tenant
 
-	rawJetStream, rawFanout, rawPostgres, fullSpeed float64 // lifecycles/s of the last run of each part
+	rawJetStream, rawFanout, rawPostgres, designFloor, fullSpeed float64 // lifecycles/s of the last run of each part
 
 	// CPU milliseconds per lifecycle of the last run of each part: the stack at full speed, and
 	// by fraction of the full-speed rate the stack paced (lag-*) and the raw fan-out paced.
-	stackCPU       float64
-	lagCPU, rawCPU map[float64]float64
+	stackCPU                  float64
+	lagCPU, rawCPU, designCPU map[float64]float64
 }
 
 // BenchmarkPaymentsEndToEnd (issue 5): payment lifecycles (payment.created, processing,
@@ -67,6 +67,10 @@ type paymentsBench struct {
 // raw-postgres, the database's limit: COPY of the three rows the projections write per
 // lifecycle (a payments row, a pool movement, a merchant ledger entry) into copies of those
 // tables, 500 lifecycles per transaction, three writers.
+//
+// raw-design-floor, the design's own limit: the per-payment work the design asks for (read
+// rows, event-store appends, relays) done by hand on the raw fan-out's stream (runDesignFloor),
+// an upper bound of the stack's rate in this run.
 //
 // stack: publish at full speed and wait until the read tables show every lifecycle fully
 // projected (payments row CONFIRMED, pool DEBIT movement, merchant ledger PAYMENT entry; counted
@@ -111,13 +115,17 @@ func BenchmarkPaymentsEndToEnd(b *testing.B) {
 		time.Since(setup).Round(time.Millisecond))
 	pb := &paymentsBench{s: s, db: s.db(), js: benchJetStream(b, s, natsauth.PaymentsPublisher),
 		ops: benchJetStream(b, s, natsauth.Operator), tenants: tenants,
-		lagCPU: map[float64]float64{}, rawCPU: map[float64]float64{}}
+		lagCPU: map[float64]float64{}, rawCPU: map[float64]float64{},
+		designCPU: map[float64]float64{}}
 	b.Run("raw-jetstream", pb.runRawJetStream)
 	b.Run("raw-jetstream-fanout", pb.runRawJetStreamFanout)
 	b.Run("raw-postgres", pb.runRawPostgres)
+	b.Run("raw-design-floor", pb.runDesignFloor)
 	b.Run("stack", pb.runStack)
 	b.Run("raw-jetstream-fanout-full-rate", pb.rawFanoutAt(1))
+	b.Run("raw-design-floor-full-rate", pb.designFloorAt(1))
 	b.Run("lag-half-rate", pb.lagAt(0.5))
+	b.Run("raw-design-floor-half-rate", pb.designFloorAt(0.5))
 	b.Run("raw-jetstream-fanout-half-rate", pb.rawFanoutAt(0.5))
 	b.Run("lag-tenth-rate", pb.lagAt(0.1))
 	b.Run("raw-jetstream-fanout-tenth-rate", pb.rawFanoutAt(0.1))
@@ -172,6 +180,9 @@ func (pb *paymentsBench) runStack(b *testing.B) {
 	}
 	if pb.rawPostgres > 0 {
 		b.ReportMetric(pb.fullSpeed/pb.rawPostgres, "ratio-to-raw-pg")
+	}
+	if pb.designFloor > 0 {
+		b.ReportMetric(pb.fullSpeed/pb.designFloor, "ratio-to-design-floor")
 	}
 	cpuTo := sampleCPU(ctx, pb.db)
 	pb.stackCPU = cpuPerLifecycle(cpuFrom, cpuTo, b.N)
@@ -353,26 +364,34 @@ func (pb *paymentsBench) rawFanoutAt(fraction float64) func(*testing.B) {
 const cpuBudget = 1.3
 
 // logCPUFloor logs, when the stack, the raw fan-out paced at the full-speed rate and both paced
-// at fraction of it have run, where the CPU the stack spends per lifecycle
-// at fraction of the rate stands against target 1's budget (cpuBudget × its full-speed cost),
-// and the floor under it: what the bus alone spends at that rate (the raw fan-out: nats-server,
-// the publisher and four consumers that only fetch and acknowledge) plus what the rest of the
-// stack spent per lifecycle at full speed (the stack's cost there less the bus's at the same
-// rate). The rest of the stack cannot cost less per lifecycle at a lower rate: its batches only
-// get smaller (the stack's own cost at that rate, logged beside, shows how much more it is).
+// at fraction of it have run, where the CPU the stack spends per lifecycle at fraction of the
+// rate stands against target 1's budget (cpuBudget × its full-speed cost), and the floors under
+// it. A floor is what a raw part spends per lifecycle at that rate plus what the rest of the
+// stack spent per lifecycle at full speed (the stack's cost there less the raw part's at the
+// same rate). The rest of the stack cannot cost less per lifecycle at a lower rate: its batches
+// only get smaller (the stack's own cost at that rate, logged beside, shows how much more it
+// is). The raw parts: the bus alone (the raw fan-out: nats-server, the publisher and four
+// consumers that only fetch and acknowledge) and, when it ran at both rates, the design's own
+// work by hand (the raw design floor, which includes the bus).
 func (pb *paymentsBench) logCPUFloor(b *testing.B, fraction float64) {
-	stack, busFull, busPaced, paced := pb.stackCPU, pb.rawCPU[1], pb.rawCPU[fraction], pb.lagCPU[fraction]
-	if stack == 0 || busFull == 0 || busPaced == 0 || paced == 0 {
+	stack, paced := pb.stackCPU, pb.lagCPU[fraction]
+	if stack == 0 || paced == 0 || pb.rawCPU[1] == 0 || pb.rawCPU[fraction] == 0 {
 		return
 	}
 	budget := cpuBudget * stack
-	rest := stack - busFull
-	floor := busPaced + max(rest, 0)
 	b.Logf("CPU per lifecycle at %.0f%% of the full-speed rate: the stack %.3f ms (%.2f× its %.3f ms at full speed; "+
-		"the budget %.1f× is %.3f ms). The bus alone: %.3f ms at that rate (%.0f%% of the budget), %.3f ms at the full "+
-		"rate; the rest of the stack at full speed %.3f ms. Floor: %.3f ms, %.2f× full speed (%.0f%% of the budget)",
-		100*fraction, paced, paced/stack, stack, cpuBudget, budget, busPaced, 100*busPaced/budget, busFull, rest,
-		floor, floor/stack, 100*floor/budget)
+		"the budget %.1f× is %.3f ms)", 100*fraction, paced, paced/stack, stack, cpuBudget, budget)
+	floor := func(what string, full, atRate float64) {
+		rest := stack - full
+		f := atRate + max(rest, 0)
+		b.Logf("%s: %.3f ms at that rate (%.0f%% of the budget), %.3f ms at the full rate; the rest of the stack at "+
+			"full speed %.3f ms. Floor: %.3f ms, %.2f× full speed (%.0f%% of the budget)",
+			what, atRate, 100*atRate/budget, full, rest, f, f/stack, 100*f/budget)
+	}
+	floor("The bus alone", pb.rawCPU[1], pb.rawCPU[fraction])
+	if pb.designCPU[1] > 0 && pb.designCPU[fraction] > 0 {
+		floor("The design's own work by hand", pb.designCPU[1], pb.designCPU[fraction])
+	}
 }
 
 // rawJetStreamWith publishes b.N lifecycles (at rate lifecycles/s, or at full speed for 0) to a
@@ -382,6 +401,27 @@ func (pb *paymentsBench) logCPUFloor(b *testing.B, fraction float64) {
 // store in the stream to its acknowledgement) in every consumer. The stream is deleted
 // afterwards.
 func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate float64) (float64, []time.Duration) {
+	return pb.rawRun(b, slices.Repeat([]rawConsumer{{}}, consumers), rate, nil)
+}
+
+// rawConsumer is one durable pull consumer of a raw part: the subjects it takes (below the raw
+// stream's prefix; empty: every message) and what it does with each fetched batch before
+// acknowledging its messages one by one (nil: nothing).
+type rawConsumer struct {
+	filter string
+	handle func(ctx context.Context, msgs []jetstream.Msg) error
+}
+
+// rawSubjectPrefix starts the subjects of the raw parts' streams (the lifecycles' subjects
+// follow it: rawbench.payment.<env>.<company>.<event>).
+const rawSubjectPrefix = "rawbench."
+
+// rawRun is rawJetStreamWith with the given consumers. A consumer filtered on the confirmed
+// events takes one message per lifecycle, the others three. drain, when set, runs once every
+// consumer has taken all its messages and counts in the elapsed time (the raw design floor
+// waits there for its relays).
+func (pb *paymentsBench) rawRun(b *testing.B, consumers []rawConsumer, rate float64,
+	drain func(context.Context) error) (float64, []time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), benchProjectedTimeout)
 	defer cancel()
 	var cfg jetstream.StreamConfig
@@ -390,35 +430,46 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate floa
 			cfg = c
 		}
 	}
-	cfg.Name, cfg.Subjects = "BENCH_RAW_"+uuid.NewString()[:8], []string{"rawbench.>"}
+	cfg.Name, cfg.Subjects = "BENCH_RAW_"+uuid.NewString()[:8], []string{rawSubjectPrefix + ">"}
 	st, err := pb.ops.CreateStream(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = pb.ops.DeleteStream(context.Background(), cfg.Name) }()
-	conss := make([]jetstream.Consumer, consumers)
-	for i := range conss {
-		conss[i], err = st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: fmt.Sprintf("raw%d", i),
-			AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4000})
-		if err != nil {
+	conss := make([]jetstream.Consumer, len(consumers))
+	for i, rc := range consumers {
+		cc := jetstream.ConsumerConfig{Durable: fmt.Sprintf("raw%d", i), AckPolicy: jetstream.AckExplicitPolicy,
+			MaxAckPending: 4000}
+		if rc.filter != "" {
+			cc.FilterSubject = rawSubjectPrefix + rc.filter
+		}
+		if conss[i], err = st.CreateOrUpdateConsumer(ctx, cc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	want := 3 * b.N
-	consumed := make(chan error, consumers)
-	lags := make([][]time.Duration, consumers)
+	consumed := make(chan error, len(consumers))
+	lags := make([][]time.Duration, len(consumers))
 	b.ResetTimer()
 	start := time.Now()
 	for i, cons := range conss {
-		go func() { consumed <- consumeAll(ctx, cons, want, rate > 0, &lags[i]) }()
+		want := 3 * b.N
+		if strings.HasSuffix(consumers[i].filter, ".confirmed") {
+			want = b.N
+		}
+		go func() { consumed <- consumeAll(ctx, cons, want, rate > 0, consumers[i].handle, &lags[i]) }()
 	}
 	// The operator publishes: the payments publisher may publish only payment.>.
 	if _, err := loadgen.Run(ctx, pb.ops, pb.tenants, b.N, loadgen.Options{Inflight: benchInflight, Rate: rate,
-		SubjectPrefix: "rawbench."}); err != nil {
+		SubjectPrefix: rawSubjectPrefix}); err != nil {
 		b.Fatal(err)
 	}
 	for range conss {
 		if err := <-consumed; err != nil {
+			b.Fatal(err)
+		}
+	}
+	if drain != nil {
+		if err := drain(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -431,17 +482,24 @@ func (pb *paymentsBench) rawJetStreamWith(b *testing.B, consumers int, rate floa
 	return float64(b.N) / time.Since(start).Seconds(), all
 }
 
-// consumeAll fetches and acknowledges n messages, and appends to lags each one's time from its
-// store in the stream to its acknowledgement. It fetches as the services do (bus.Fetcher: what
-// the long-lived pull subscription holds, completed by what comes within the linger, up to 500),
-// so that its rate and lag are those of a consumer that does nothing else.
-func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool, lags *[]time.Duration) error {
+// consumeAll fetches and acknowledges n messages, each batch after handle (when set) returned,
+// and appends to lags each one's time from its store in the stream to its acknowledgement. It
+// fetches as the services do (bus.Fetcher: what the long-lived pull subscription holds,
+// completed by what comes within the linger, up to 500), so that its rate and lag are those of
+// a consumer that does nothing else.
+func consumeAll(ctx context.Context, cons jetstream.Consumer, n int, paced bool,
+	handle func(context.Context, []jetstream.Msg) error, lags *[]time.Duration) error {
 	f := &bus.Fetcher{Consumer: cons, Max: 500, MaxWait: time.Second}
 	defer f.Close()
 	for got := 0; got < n; {
 		msgs, err := f.Fetch(ctx)
 		if err != nil {
 			return err
+		}
+		if handle != nil && len(msgs) > 0 {
+			if err := handle(ctx, msgs); err != nil {
+				return err
+			}
 		}
 		for _, m := range msgs {
 			if err := m.Ack(); err != nil {
