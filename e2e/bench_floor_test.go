@@ -95,8 +95,8 @@ func (pb *paymentsBench) designFloorRun(b *testing.B, fraction float64) (float64
 	cpuFrom := sampleCPU(ctx, pb.db)
 	got, lags := pb.rawRun(b, []rawConsumer{
 		{handle: f.payments},
-		{filter: "payment.*.*.confirmed", handle: f.pool},
-		{filter: "payment.*.*.confirmed", handle: f.merchant},
+		{filter: "payment.*.*.confirmed", handle: f.pool.handle},
+		{filter: "payment.*.*.confirmed", handle: f.merchant.handle},
 		{},
 	}, rate, f.drain)
 	cpuTo := sampleCPU(ctx, pb.db)
@@ -111,27 +111,19 @@ func (pb *paymentsBench) designFloorRun(b *testing.B, fraction float64) (float64
 }
 
 // designFloor holds the raw design floor's tables (copies in a schema of its own, dropped by
-// close), its two relays, and each consumer's stream versions and sequences (each consumer's
-// handler runs on one goroutine).
+// close), the stream its relays publish to, and its two event-sourced consumers.
 type designFloor struct {
 	db     *pgxpool.Pool
 	js     jetstream.JetStream
 	schema string
 	out    string // the relays' stream
 
-	poolRelay, merchantRelay *floorRelay
-
-	poolSeq, poolVersion       map[string]int64
-	poolBalance                map[string]int64
-	ledgerSeq, merchantVersion map[string]int64
-	ledgerBalance              map[string]int64
+	pool, merchant *floorAggregate
 }
 
 func newDesignFloor(ctx context.Context, pb *paymentsBench) (*designFloor, error) {
 	f := &designFloor{db: pb.db, js: pb.ops, schema: "bench_floor_" + uuid.NewString()[:8],
-		out:     "BENCH_FLOOR_" + uuid.NewString()[:8],
-		poolSeq: map[string]int64{}, poolVersion: map[string]int64{}, poolBalance: map[string]int64{},
-		ledgerSeq: map[string]int64{}, merchantVersion: map[string]int64{}, ledgerBalance: map[string]int64{}}
+		out: "BENCH_FLOOR_" + uuid.NewString()[:8]}
 	_, err := pb.db.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA %[1]s;
         CREATE TABLE %[1]s.payments (LIKE payments.payments INCLUDING ALL);
         CREATE TABLE %[1]s.pool_events (LIKE pool.events INCLUDING ALL);
@@ -146,7 +138,8 @@ func newDesignFloor(ctx context.Context, pb *paymentsBench) (*designFloor, error
 		f.close()
 		return nil, err
 	}
-	f.poolRelay, f.merchantRelay = newFloorRelay(ctx, pb.ops), newFloorRelay(ctx, pb.ops)
+	f.pool = newFloorAggregate(ctx, f, "pool_events", "movements", rawMovementColumns, poolDebit)
+	f.merchant = newFloorAggregate(ctx, f, "merchant_events", "merchant_ledger", rawLedgerColumns, ledgerEntry)
 	return f, nil
 }
 
@@ -157,7 +150,7 @@ func (f *designFloor) close() {
 
 // drain waits until both relays have published everything and JetStream acknowledged it.
 func (f *designFloor) drain(context.Context) error {
-	return errors.Join(f.poolRelay.finish(), f.merchantRelay.finish())
+	return errors.Join(f.pool.relay.finish(), f.merchant.relay.finish())
 }
 
 // floorPayment is a confirmed payment of a batch and the message it came in.
@@ -207,79 +200,84 @@ func (f *designFloor) payments(ctx context.Context, msgs []jetstream.Msg) error 
 var floorEventColumns = []string{"event_id", "stream_id", "stream_version", "event_type", "subject", "company_id",
 	"environment", "occurred_at", "payload"}
 
-// pool appends a pool event and a DEBIT movement per confirmed payment, then hands the events
-// to the pool's relay.
-func (f *designFloor) pool(ctx context.Context, msgs []jetstream.Msg) error {
-	cs, err := confirmed(msgs)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	var evs, moves [][]any
-	var out []*nats.Msg
-	for _, c := range cs {
-		amount, err := money.Parse(c.GetAmount())
-		if err != nil {
-			return err
-		}
-		m := c.GetMeta()
-		company, env, pid, a := m.GetCompanyId(), m.GetEnvironment(), c.GetPaymentId(), amount.Micros()
-		stream := "pool-" + env + "-" + company
-		f.poolVersion[stream]++
-		f.poolSeq[company]++
-		before := f.poolBalance[company]
-		f.poolBalance[company] = before - a
-		id := uuid.New()
-		subject := events.Subject("pool", env, company, "debited")
-		evs = append(evs, []any{id, stream, f.poolVersion[stream], "pool.debited", subject, company, env, now,
-			c.data})
-		moves = append(moves, []any{uuid.New(), company, env, f.poolSeq[company], "DEBIT", -a, before, before - a,
-			"CONFIRMED", c.GetTxHash(), "Payment " + pid, pid, a, c.GetMerchantId(), "Shop", now, now, "debit:" + pid})
-		out = append(out, floorMsg(subject, id, c.data))
-	}
-	if err := f.copyIn(ctx, f.schema, []floorTable{{"pool_events", floorEventColumns, evs},
-		{"movements", rawMovementColumns, moves}}); err != nil {
-		return err
-	}
-	f.poolRelay.send(out)
-	return nil
+// floorAggregate is an event-sourced consumer of the floor (the pool's or the merchant ledger's):
+// per confirmed payment, an event appended to its event store and a row of its read table, in
+// one transaction per batch, then the events handed to its relay. Its streams' versions, its
+// read rows' sequences and balances are kept in memory (one goroutine handles its batches).
+type floorAggregate struct {
+	f                   *designFloor
+	events, table       string
+	cols                []string
+	change              floorChange
+	relay               *floorRelay
+	version, seq, total map[string]int64
 }
 
-// merchant appends a merchant event and a ledger entry per confirmed payment, then hands the
-// events to the merchant's relay.
-func (f *designFloor) merchant(ctx context.Context, msgs []jetstream.Msg) error {
+// floorChange is what one confirmed payment makes in an aggregate: its event stream, the
+// event's type and subject, the key its read rows are sequenced and balanced by, and the signed
+// amount it adds to that balance; then row makes the read row from the sequence number and the
+// balance before.
+type floorChange func(c floorPayment, amount int64, now time.Time) (stream, eventType, subject, key string, delta int64,
+	row func(seq, before int64) []any)
+
+func newFloorAggregate(ctx context.Context, f *designFloor, events, table string, cols []string, change floorChange) *floorAggregate {
+	return &floorAggregate{f: f, events: events, table: table, cols: cols, change: change,
+		relay: newFloorRelay(ctx, f.js), version: map[string]int64{}, seq: map[string]int64{}, total: map[string]int64{}}
+}
+
+// poolDebit is the pool's DEBIT of a payment.
+func poolDebit(c floorPayment, a int64, now time.Time) (string, string, string, string, int64, func(int64, int64) []any) {
+	m := c.GetMeta()
+	company, env, pid := m.GetCompanyId(), m.GetEnvironment(), c.GetPaymentId()
+	return "pool-" + env + "-" + company, "pool.debited", events.Subject("pool", env, company, "debited"), company, -a,
+		func(seq, before int64) []any {
+			return []any{uuid.New(), company, env, seq, "DEBIT", -a, before, before - a, "CONFIRMED", c.GetTxHash(),
+				"Payment " + pid, pid, a, c.GetMerchantId(), "Shop", now, now, "debit:" + pid}
+		}
+}
+
+// ledgerEntry is the merchant ledger's PAYMENT entry of a payment.
+func ledgerEntry(c floorPayment, a int64, now time.Time) (string, string, string, string, int64, func(int64, int64) []any) {
+	m := c.GetMeta()
+	merchant, pid := c.GetMerchantId(), c.GetPaymentId()
+	return "merchant-" + merchant, "merchant.ledger_entry_recorded",
+		events.Subject("merchant", m.GetEnvironment(), m.GetCompanyId(), "ledger_entry_recorded"), merchant, a,
+		func(seq, before int64) []any {
+			return []any{uuid.New(), uuid.MustParse(merchant), seq, "PAYMENT", a, before, before + a, pid, c.GetTxHash(),
+				"COMPLETED", "Payment " + pid, "payment:" + pid, now}
+		}
+}
+
+// handle applies a batch of confirmed payments.
+func (g *floorAggregate) handle(ctx context.Context, msgs []jetstream.Msg) error {
 	cs, err := confirmed(msgs)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	var evs, entries [][]any
+	var evs, rows [][]any
 	var out []*nats.Msg
 	for _, c := range cs {
 		amount, err := money.Parse(c.GetAmount())
 		if err != nil {
 			return err
 		}
-		m := c.GetMeta()
-		merchant, pid, a := c.GetMerchantId(), c.GetPaymentId(), amount.Micros()
-		stream := "merchant-" + merchant
-		f.merchantVersion[stream]++
-		f.ledgerSeq[merchant]++
-		before := f.ledgerBalance[merchant]
-		f.ledgerBalance[merchant] = before + a
+		stream, eventType, subject, key, delta, row := g.change(c, amount.Micros(), now)
+		g.version[stream]++
+		g.seq[key]++
+		before := g.total[key]
+		g.total[key] = before + delta
 		id := uuid.New()
-		subject := events.Subject("merchant", m.GetEnvironment(), m.GetCompanyId(), "ledger_entry_recorded")
-		evs = append(evs, []any{id, stream, f.merchantVersion[stream], "merchant.ledger_entry_recorded", subject,
-			m.GetCompanyId(), m.GetEnvironment(), now, c.data})
-		entries = append(entries, []any{uuid.New(), uuid.MustParse(merchant), f.ledgerSeq[merchant], "PAYMENT", a,
-			before, before + a, pid, c.GetTxHash(), "COMPLETED", "Payment " + pid, "payment:" + pid, now})
+		m := c.GetMeta()
+		evs = append(evs, []any{id, stream, g.version[stream], eventType, subject, m.GetCompanyId(), m.GetEnvironment(),
+			now, c.data})
+		rows = append(rows, row(g.seq[key], before))
 		out = append(out, floorMsg(subject, id, c.data))
 	}
-	if err := f.copyIn(ctx, f.schema, []floorTable{{"merchant_events", floorEventColumns, evs},
-		{"merchant_ledger", rawLedgerColumns, entries}}); err != nil {
+	if err := g.f.copyIn(ctx, g.f.schema, []floorTable{{g.events, floorEventColumns, evs}, {g.table, g.cols, rows}}); err != nil {
 		return err
 	}
-	f.merchantRelay.send(out)
+	g.relay.send(out)
 	return nil
 }
 
