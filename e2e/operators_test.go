@@ -86,27 +86,12 @@ func count(t testing.TB, db *pgxpool.Pool, query string, args ...any) int64 {
 	return n
 }
 
-// drained returns nil once every durable consumer has nothing pending or unacknowledged and
-// the relays have published every event of the merchant and pool event stores.
+// drained returns nil once every consumer has nothing pending or unacknowledged and then the
+// relays have published every event of the merchant and pool event stores. The relays are
+// looked at last: a consumer that applies its last message meanwhile appends an event that the
+// relay has yet to publish, which a look taken before would miss.
 func (s *stack) drained(db *pgxpool.Pool) error {
 	ctx := context.Background()
-	for stream, schema := range map[string]string{"MERCHANTS": "merchant", "POOL": "pool"} {
-		st, err := s.js.Stream(ctx, stream)
-		if err != nil {
-			return err
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			return err
-		}
-		var stored int64
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.events`).Scan(&stored); err != nil {
-			return err
-		}
-		if int64(info.State.Msgs) < stored {
-			return fmt.Errorf("stream %s holds %d messages of the %d events in %s.events", stream, info.State.Msgs, stored, schema)
-		}
-	}
 	streams := s.js.ListStreams(ctx)
 	var names []string
 	for info := range streams.Info() {
@@ -128,6 +113,23 @@ func (s *stack) drained(db *pgxpool.Pool) error {
 		}
 		if err := cons.Err(); err != nil {
 			return err
+		}
+	}
+	for stream, schema := range map[string]string{"MERCHANTS": "merchant", "POOL": "pool"} {
+		st, err := s.js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		var stored int64
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.events`).Scan(&stored); err != nil {
+			return err
+		}
+		if int64(info.State.Msgs) < stored {
+			return fmt.Errorf("stream %s holds %d messages of the %d events in %s.events", stream, info.State.Msgs, stored, schema)
 		}
 	}
 	return nil
