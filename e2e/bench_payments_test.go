@@ -70,7 +70,8 @@ type paymentsBench struct {
 //
 // raw-design-floor, the design's own limit: the per-payment work the design asks for (read
 // rows, event-store appends, relays) done by hand on the raw fan-out's stream (runDesignFloor),
-// an upper bound of the stack's rate in this run.
+// meant as an upper bound of the stack's rate in this run (a plain implementation, not a proven
+// one).
 //
 // stack: publish at full speed and wait until the read tables show every lifecycle fully
 // projected (payments row CONFIRMED, pool DEBIT movement, merchant ledger PAYMENT entry; counted
@@ -603,35 +604,65 @@ func rawRows(tenants []loadgen.Tenant, n, per int) []rawBatch {
 		tx := fmt.Sprintf("0x%064x", i)
 		amount := int64(1+i%500)*1_000_000 + int64(i%100)*10_000
 		bt := &out[len(out)-1]
-		bt.payments = append(bt.payments, []any{t.CompanyID, t.Environment, pid, "CONFIRMED", true, m.ID, m.Wallet,
-			fmt.Sprintf("0x%040x", i+1), amount, tx, "https://basescan.org/tx/" + tx, now, now.Add(time.Hour), now, now})
+		bt.payments = append(bt.payments, paymentRow(t.CompanyID, t.Environment, pid, m.ID, m.Wallet,
+			fmt.Sprintf("0x%040x", i+1), tx, "https://basescan.org/tx/"+tx, amount, now))
 		poolSeq[t.CompanyID]++
 		before := poolBal[t.CompanyID]
 		poolBal[t.CompanyID] = before - amount
-		bt.movements = append(bt.movements, []any{uuid.New(), t.CompanyID, t.Environment, poolSeq[t.CompanyID], "DEBIT",
-			-amount, before, before - amount, "CONFIRMED", tx, "Payment " + pid, pid, amount, m.ID, "Shop", now, now,
-			"debit:" + pid})
+		bt.movements = append(bt.movements, movementRow(t.CompanyID, t.Environment, pid, m.ID, tx, amount,
+			poolSeq[t.CompanyID], before, now))
 		ledgerSeq[m.ID]++
 		lbefore := ledgerBal[m.ID]
 		ledgerBal[m.ID] = lbefore + amount
-		bt.ledger = append(bt.ledger, []any{uuid.New(), uuid.MustParse(m.ID), ledgerSeq[m.ID], "PAYMENT", amount, lbefore,
-			lbefore + amount, pid, tx, "COMPLETED", "Payment " + pid, "payment:" + pid, now})
+		bt.ledger = append(bt.ledger, ledgerRow(m.ID, pid, tx, amount, ledgerSeq[m.ID], lbefore, now))
 	}
 	return out
 }
 
 func (r rawBatch) write(ctx context.Context, db *pgxpool.Pool, schema string) error {
+	return copyTables(ctx, db, schema, []rawTable{{"payments", rawPaymentColumns, r.payments},
+		{"movements", rawMovementColumns, r.movements}, {"merchant_ledger", rawLedgerColumns, r.ledger}})
+}
+
+// rawTable is rows to copy into one table of a raw part's schema.
+type rawTable struct {
+	table string
+	cols  []string
+	rows  [][]any
+}
+
+// copyTables copies the tables' rows (COPY) in one transaction.
+func copyTables(ctx context.Context, db *pgxpool.Pool, schema string, tables []rawTable) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		for _, t := range []struct {
-			table string
-			cols  []string
-			rows  [][]any
-		}{{"payments", rawPaymentColumns, r.payments}, {"movements", rawMovementColumns, r.movements},
-			{"merchant_ledger", rawLedgerColumns, r.ledger}} {
+		for _, t := range tables {
+			if len(t.rows) == 0 {
+				continue
+			}
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{schema, t.table}, t.cols, pgx.CopyFromRows(t.rows)); err != nil {
 				return fmt.Errorf("COPY %s: %w", t.table, err)
 			}
 		}
 		return nil
 	})
+}
+
+// paymentRow is the payments row (rawPaymentColumns) of a confirmed payment.
+func paymentRow(company, env, pid, merchant, merchantWallet, customerWallet, tx, explorer string, amount int64,
+	now time.Time) []any {
+	return []any{company, env, pid, "CONFIRMED", true, merchant, merchantWallet, customerWallet, amount, tx, explorer,
+		now, now.Add(time.Hour), now, now}
+}
+
+// movementRow is the pool's DEBIT movement (rawMovementColumns) of a payment, the seq-th of its
+// pool, whose balance was before.
+func movementRow(company, env, pid, merchant, tx string, amount, seq, before int64, now time.Time) []any {
+	return []any{uuid.New(), company, env, seq, "DEBIT", -amount, before, before - amount, "CONFIRMED", tx,
+		"Payment " + pid, pid, amount, merchant, "Shop", now, now, "debit:" + pid}
+}
+
+// ledgerRow is the merchant ledger's PAYMENT entry (rawLedgerColumns) of a payment, the seq-th of
+// its merchant, whose balance was before.
+func ledgerRow(merchant, pid, tx string, amount, seq, before int64, now time.Time) []any {
+	return []any{uuid.New(), uuid.MustParse(merchant), seq, "PAYMENT", amount, before, before + amount, pid, tx,
+		"COMPLETED", "Payment " + pid, "payment:" + pid, now}
 }
