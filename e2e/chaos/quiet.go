@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -40,8 +41,7 @@ func cronCaller(ctx context.Context, p *Partner, secret string, loops int, every
 // is pending or due for a retry. It returns what is still going on otherwise.
 func quiet(ctx context.Context, db *pgxpool.Pool, js jetstream.JetStream) (string, error) {
 	var busy []string
-	// The webhook dispatchers' own stream (a copy of the catalogue events, by partition) too.
-	for _, st := range append(events.Streams(), events.Stream{Name: "DEADLETTER"}, events.Stream{Name: "WEBHOOK_EVENTS"}) {
+	for _, st := range append(events.Streams(), events.Stream{Name: "DEADLETTER"}) {
 		s, err := js.Stream(ctx, st.Name)
 		if err != nil {
 			return "", err
@@ -73,8 +73,28 @@ func quiet(ctx context.Context, db *pgxpool.Pool, js jetstream.JetStream) (strin
 			busy = append(busy, fmt.Sprintf("relay %s: %d of %d events published", r.schema, info.State.Msgs, n))
 		}
 	}
+	// The webhook dispatchers read the event streams with ordered consumers, their positions in
+	// their database: every partition must be at each stream's end.
+	rows, err := db.Query(ctx, `SELECT stream, min(seq) FROM webhooks.partition_positions GROUP BY stream`)
+	if err != nil {
+		return "", err
+	}
+	var stream string
+	var least int64
+	if _, err := pgx.ForEachRow(rows, []any{&stream, &least}, func() error {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		if last := s.CachedInfo().State.LastSeq; uint64(least) < last {
+			busy = append(busy, fmt.Sprintf("webhook intake %s: a partition at %d of %d", stream, least, last))
+		}
+		return nil
+	}); err != nil {
+		return "", err
+	}
 	var pending, due int64
-	err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'PENDING'),
+	err = db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'PENDING'),
             count(*) FILTER (WHERE status = 'FAILED' AND next_attempt_at IS NOT NULL) FROM webhooks.deliveries`).Scan(&pending, &due)
 	if err != nil {
 		return "", err

@@ -117,8 +117,12 @@ func TestEachUserMayPublishAndSubscribeOnlyWhatItsJobNeeds(t *testing.T) {
 		{natsauth.Pool, "pub", "$JS.ACK.PAYMENTS.pool-payments.1.5.5.1700000000000000000.0", true},
 		{natsauth.Gateway, "pub", "$JS.API.CONSUMER.CREATE.PAYMENTS.kx3_1.payment.live." + company + ".>", true},
 		{natsauth.Gateway, "pub", "$JS.API.CONSUMER.CREATE.PAYMENTS.pool-payments.payment.>", false},
-		{natsauth.WebhookDispatcher, "pub", "$JS.API.CONSUMER.MSG.NEXT.WEBHOOK_EVENTS.webhook-dispatcher-p3", true},
-		{natsauth.Gateway, "pub", "$JS.API.CONSUMER.MSG.NEXT.WEBHOOK_EVENTS.webhook-dispatcher-p3", false},
+		{natsauth.WebhookDispatcher, "pub", "$JS.API.CONSUMER.CREATE.PAYMENTS.kx3_1", true},
+		{natsauth.WebhookDispatcher, "pub", "$JS.API.CONSUMER.MSG.NEXT.POOL.kx3_1", true},
+		{natsauth.WebhookDispatcher, "pub", "$JS.API.CONSUMER.MSG.NEXT.PAYMENTS.payment-projection", false},
+		{natsauth.WebhookDispatcher, "pub", "$JS.API.STREAM.DELETE.WEBHOOK_EVENTS", true},
+		{natsauth.WebhookDispatcher, "pub", "$JS.API.STREAM.DELETE.PAYMENTS", false},
+		{natsauth.Gateway, "pub", "$JS.API.STREAM.DELETE.WEBHOOK_EVENTS", false},
 		{natsauth.Operator, "pub", "$JS.API.STREAM.PURGE.DEADLETTER", true},
 	}
 	for _, c := range cases {

@@ -66,7 +66,7 @@ type durable struct{ stream, name, owner string }
 // the services depend on this package; a name that drifts makes that service fail at start in
 // every test that runs the stack with authorization (all of e2e).
 const (
-	streamWebhookEvents = "WEBHOOK_EVENTS"
+	streamWebhookEvents = "WEBHOOK_EVENTS"      // the dispatcher's copy of the live streams, retired
 	dispatcherLegacy    = "webhook-dispatcher-" // + family: pre-partition consumers it removes
 )
 
@@ -125,10 +125,10 @@ func Users() []User {
 				// It publishes only expiries: payment.<env>.<company>.expired.
 				PublishAllow: concat([]string{"payment.*.*.expired", paymentApplied}, orderedReader("PAYMENTS")),
 			}),
-		service(WebhookDispatcher, "webhooks: owns WEBHOOK_EVENTS (sourced from the live streams), answers webhooks.*, announces outcomes",
+		service(WebhookDispatcher, "webhooks: reads the live streams, answers webhooks.*, announces outcomes",
 			Permissions{
-				PublishAllow: concat([]string{webhookOutcome, deadLetters + "*", gatewayReplies}, ownStream(streamWebhookEvents),
-					legacyConsumers()),
+				PublishAllow: concat([]string{webhookOutcome, deadLetters + "*", gatewayReplies}, orderedReader(liveStreams...),
+					retiredStream(streamWebhookEvents), legacyConsumers()),
 				SubscribeAllow: []string{webhooksConfig, webhooksRetry, webhooksCron, serviceDiscovery},
 				AllowResponses: true,
 			}),
@@ -240,11 +240,11 @@ func relay(stream string) []string {
 	return []string{"$JS.API.STREAM.MSG.GET." + stream, "$JS.API.DIRECT.GET." + stream, "$JS.API.DIRECT.GET." + stream + ".>"}
 }
 
-// ownStream is a stream one service owns outright: its configuration, its consumers and their
-// acknowledgements.
-func ownStream(s string) []string {
-	return []string{"$JS.API.STREAM.CREATE." + s, "$JS.API.STREAM.UPDATE." + s,
-		"$JS.API.CONSUMER.*." + s + ".>", "$JS.API.CONSUMER.*.*." + s + ".>", "$JS.ACK." + s + ".>"}
+// retiredStream is a stream an earlier version of a service owned, which it reads once (its
+// consumers' positions and messages) and deletes.
+func retiredStream(s string) []string {
+	return []string{"$JS.API.CONSUMER.LIST." + s, "$JS.API.STREAM.MSG.GET." + s, "$JS.API.DIRECT.GET." + s,
+		"$JS.API.DIRECT.GET." + s + ".>", "$JS.API.STREAM.DELETE." + s}
 }
 
 // legacyConsumers are the dispatcher's consumers from before WEBHOOK_EVENTS, one per family

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,14 +19,123 @@ type Partitions struct {
 // NewPartitions returns the lease store on db.
 func NewPartitions(db *pgxpool.Pool) *Partitions { return &Partitions{db: db} }
 
-// Ensure creates the rows of partitions 0..n-1.
-func (p *Partitions) Ensure(ctx context.Context, n int) error {
-	_, err := p.db.Exec(ctx, `INSERT INTO partition_leases (partition) SELECT generate_series(0, $1 - 1)
-        ON CONFLICT DO NOTHING`, n)
-	if err != nil {
-		return fmt.Errorf("creating partition leases: %w", err)
+// ErrPartitionsChanged means WEBHOOK_PARTITIONS differs from the number of partitions while a
+// dispatcher still holds a lease: a company's partition cannot change under running dispatchers.
+var ErrPartitionsChanged = errors.New("WEBHOOK_PARTITIONS differs from the partitions the running dispatchers share: " +
+	"stop every dispatcher, then start them all with the new value")
+
+// Ensure makes the partitions 0..n-1, each with a position in every one of streams: start(s, p)
+// for a partition or stream new to the table (0 when start is nil). When the table holds another number of
+// partitions and no dispatcher holds a lease (all stopped), it replaces them with n, whose
+// positions in each stream are the least of the old ones: every partition reads again from
+// there, which creates nothing twice (deliveries are unique per endpoint and event). While a
+// lease is live it returns ErrPartitionsChanged.
+func (p *Partitions) Ensure(ctx context.Context, n int, streams []string, start func(stream string, p int) uint64) error {
+	err := pgx.BeginFunc(ctx, p.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `LOCK TABLE partition_leases IN EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+		var have, live int
+		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE owner IS NOT NULL AND lease_until >= now())
+                FROM partition_leases`).Scan(&have, &live); err != nil {
+			return err
+		}
+		from := start
+		if have != 0 && have != n {
+			if live > 0 {
+				return ErrPartitionsChanged
+			}
+			least, err := leastPositions(ctx, tx)
+			if err != nil {
+				return err
+			}
+			from = func(stream string, _ int) uint64 { return least[stream] }
+			if _, err := tx.Exec(ctx, `DELETE FROM partition_positions; DELETE FROM partition_leases`); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO partition_leases (partition) SELECT generate_series(0, $1 - 1)
+                ON CONFLICT DO NOTHING`, n); err != nil {
+			return err
+		}
+		var names []string
+		var parts []int
+		var seqs []int64
+		for _, s := range streams {
+			for part := range n {
+				var seq uint64
+				if from != nil {
+					seq = from(s, part)
+				}
+				names, parts, seqs = append(names, s), append(parts, part), append(seqs, int64(seq))
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO partition_positions (stream, partition, seq)
+                SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[])
+                ON CONFLICT DO NOTHING`, names, parts, seqs)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrPartitionsChanged) {
+		return fmt.Errorf("creating partitions: %w", err)
 	}
-	return nil
+	return err
+}
+
+// leastPositions returns the least position of each stream.
+func leastPositions(ctx context.Context, tx pgx.Tx) (map[string]uint64, error) {
+	rows, err := tx.Query(ctx, `SELECT stream, min(seq) FROM partition_positions GROUP BY stream`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	var stream string
+	var seq int64
+	_, err = pgx.ForEachRow(rows, []any{&stream, &seq}, func() error {
+		out[stream] = uint64(seq)
+		return nil
+	})
+	return out, err
+}
+
+// LiveMembers returns the dispatchers alive now (their heartbeats not yet expired).
+func (p *Partitions) LiveMembers(ctx context.Context) ([]string, error) {
+	rows, err := p.db.Query(ctx, `SELECT member FROM dispatcher_members WHERE seen_until >= now() ORDER BY member`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the dispatchers alive: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Started tells whether the partitions have positions already (the dispatchers ran since they
+// read the event streams themselves).
+func (p *Partitions) Started(ctx context.Context) (bool, error) {
+	var started bool
+	if err := p.db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM partition_positions)`).Scan(&started); err != nil {
+		return false, fmt.Errorf("reading partition positions: %w", err)
+	}
+	return started, nil
+}
+
+// Positions returns the positions of partitions in stream.
+func (p *Partitions) Positions(ctx context.Context, stream string, partitions []int) (map[int]uint64, error) {
+	rows, err := p.db.Query(ctx, `SELECT partition, seq FROM partition_positions
+        WHERE stream = $1 AND partition = ANY($2)`, stream, partitions)
+	if err != nil {
+		return nil, fmt.Errorf("reading positions in %s: %w", stream, err)
+	}
+	out := make(map[int]uint64, len(partitions))
+	var part int
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&part, &seq}, func() error {
+		out[part] = uint64(seq)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("reading positions in %s: %w", stream, err)
+	}
+	if len(out) != len(partitions) {
+		return nil, fmt.Errorf("reading positions in %s: %d of %d partitions have one", stream, len(out), len(partitions))
+	}
+	return out, nil
 }
 
 // Heartbeat marks member alive for ttl, forgets members that stopped beating, and returns how

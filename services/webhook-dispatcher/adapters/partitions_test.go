@@ -106,6 +106,9 @@ func TestAssignersSharePartitionsAndTakeOverFromOneThatStops(t *testing.T) {
 	t.Parallel()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: migrations.Schema, Sources: service.Options(service.Config{}).Migrations})
 	store := adapters.NewPartitions(testkit.NewPool(t, dsn, migrations.Schema))
+	if err := store.Ensure(context.Background(), 8, nil, nil); err != nil {
+		t.Fatal(err)
+	}
 	const ttl = 2 * time.Second
 	a := startMember(t, store, "a", ttl)
 	shares(t, []int{8}, a)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
@@ -104,12 +105,56 @@ func claimsOf(rows pgx.Rows, err error, claimedAt time.Time, what string) ([]dom
 	return claims, nil
 }
 
-// CreateDeliveries creates, in one statement (one round trip, one commit), one delivery per
-// new event and deliverable endpoint of its company and environment, each already claimed for
-// its first attempt (due now, leased for lease). An event that already has its delivery (a
-// redelivered bus message, or the same event twice in news) creates nothing. It returns the
-// claims of the deliveries it created, in the order of news.
-func (s *Repository) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
+// CreateDeliveries creates, in one transaction with adv, one delivery per new event and
+// deliverable endpoint of its company and environment, each already claimed for its first
+// attempt (due now, leased for lease). An event that already has its delivery (a message read
+// again after a crash, or the same event twice in news) creates nothing. It returns the claims
+// of the deliveries it created, in the order of news. If a partition of adv is no longer leased
+// to its member, it creates nothing and returns domain.ErrPartitionLost.
+func (s *Repository) CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration,
+	adv domain.Advance) ([]domain.Claim, error) {
+	if len(news) == 0 {
+		return nil, advance(ctx, s.db, adv)
+	}
+	var claims []domain.Claim
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if err := advance(ctx, tx, adv); err != nil {
+			return err
+		}
+		var err error
+		claims, err = createDeliveries(ctx, tx, news, lease)
+		return err
+	})
+	return claims, err
+}
+
+// advance moves the positions of adv, only if every one of its partitions is leased to its
+// member now (else domain.ErrPartitionLost). The leases are locked (FOR SHARE) until the caller
+// commits, so that no other dispatcher claims one of them before the deliveries of the batch
+// are visible with its position (a claim skips the locked rows).
+func advance(ctx context.Context, db querier, adv domain.Advance) error {
+	tag, err := db.Exec(ctx, `UPDATE partition_positions p SET seq = GREATEST(p.seq, $3)
+		WHERE p.stream = $1 AND p.partition IN (
+			SELECT partition FROM partition_leases
+			WHERE partition = ANY($2) AND owner = $4 AND lease_until > now() FOR SHARE)`,
+		adv.Stream, adv.Partitions, int64(adv.Seq), adv.Member)
+	if err != nil {
+		return fmt.Errorf("advancing partitions %v of %s: %w", adv.Partitions, adv.Stream, err)
+	}
+	if tag.RowsAffected() != int64(len(adv.Partitions)) {
+		return fmt.Errorf("advancing partitions %v of %s: %w", adv.Partitions, adv.Stream, domain.ErrPartitionLost)
+	}
+	return nil
+}
+
+// querier runs statements: the pool, or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// createDeliveries is the statement of CreateDeliveries.
+func createDeliveries(ctx context.Context, db querier, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error) {
 	type key struct {
 		event        uuid.UUID
 		company, env string
@@ -133,7 +178,7 @@ func (s *Repository) CreateDeliveries(ctx context.Context, news []domain.NewDeli
 		payloads = append(payloads, n.Payload)
 	}
 	claimedAt := time.Now()
-	rows, err := s.db.Query(ctx, `WITH input AS (
+	rows, err := db.Query(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::bytea[])
 				WITH ORDINALITY AS i(company_id, environment, event_id, event_type, payload, ord)),
 		created AS (

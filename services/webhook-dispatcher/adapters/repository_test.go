@@ -30,6 +30,7 @@ func newStore(t *testing.T, enabled, disabled []string) (*adapters.Repository, *
 		Sources: service.Options(service.Config{}).Migrations})
 	db := testkit.NewPool(t, dsn, migrations.Schema)
 	s := adapters.NewRepository(db)
+	holdPartition(t, db)
 	configure := func(company string, on bool) {
 		if _, err := s.UpdateEndpoint(context.Background(), company, "test", func(e *domain.Endpoint, _ bool) error {
 			e.URL, e.Enabled, e.SecretSealed = "https://example.com/"+company, on, []byte("sealed")
@@ -47,6 +48,24 @@ func newStore(t *testing.T, enabled, disabled []string) (*adapters.Repository, *
 	return s, db
 }
 
+// intake is the Advance the tests create deliveries with: partition 0 of one, leased to its
+// member by holdPartition.
+var intake = domain.Advance{Member: "intake-test", Stream: "PAYMENTS", Partitions: []int{0}, Seq: 1}
+
+// holdPartition creates one partition, with a position in intake's stream, and leases it to
+// intake's member for an hour.
+func holdPartition(t *testing.T, db *pgxpool.Pool) *adapters.Partitions {
+	t.Helper()
+	ps := adapters.NewPartitions(db)
+	if err := ps.Ensure(context.Background(), 1, []string{intake.Stream}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ps.Claim(context.Background(), intake.Member, 1, time.Hour); err != nil || len(got) != 1 {
+		t.Fatalf("claimed %v: %v", got, err)
+	}
+	return ps
+}
+
 func newDelivery(event uuid.UUID, company string) domain.NewDelivery {
 	return domain.NewDelivery{EventID: event, EventType: "payment.created", CompanyID: company, Environment: "test",
 		Payload: []byte(`{"event":"payment.created","company":"` + company + `"}`)}
@@ -61,7 +80,7 @@ func TestCreateDeliveriesKeepsOrderAndCreatesOncePerEvent(t *testing.T) {
 	e1, e2, e3, e4, e5 := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	before := time.Now()
 	claims, err := s.CreateDeliveries(ctx, []domain.NewDelivery{newDelivery(e1, "a"), newDelivery(e2, "b"),
-		newDelivery(e1, "a"), newDelivery(e3, "off"), newDelivery(e4, "a"), newDelivery(e5, "nobody")}, time.Minute)
+		newDelivery(e1, "a"), newDelivery(e3, "off"), newDelivery(e4, "a"), newDelivery(e5, "nobody")}, time.Minute, intake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +110,7 @@ func TestCreateDeliveriesKeepsOrderAndCreatesOncePerEvent(t *testing.T) {
 		t.Fatalf("%d deliveries leased for their first attempt, want 3", leased)
 	}
 
-	again, err := s.CreateDeliveries(ctx, []domain.NewDelivery{newDelivery(e4, "a"), newDelivery(e5, "b")}, time.Minute)
+	again, err := s.CreateDeliveries(ctx, []domain.NewDelivery{newDelivery(e4, "a"), newDelivery(e5, "b")}, time.Minute, intake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +125,7 @@ func TestRecordAllRecordsOnlyUnderItsLease(t *testing.T) {
 	s, db := newStore(t, []string{"a"}, nil)
 	ctx := context.Background()
 	claims, err := s.CreateDeliveries(ctx, []domain.NewDelivery{newDelivery(uuid.New(), "a"),
-		newDelivery(uuid.New(), "a"), newDelivery(uuid.New(), "a")}, time.Minute)
+		newDelivery(uuid.New(), "a"), newDelivery(uuid.New(), "a")}, time.Minute, intake)
 	if err != nil || len(claims) != 3 {
 		t.Fatalf("claims %+v, err %v", claims, err)
 	}
@@ -182,7 +201,7 @@ func TestDeliverableIsWhatCreateDeliveriesDeliversTo(t *testing.T) {
 		n.Environment = tg.Environment
 		news = append(news, n)
 	}
-	claims, err := s.CreateDeliveries(ctx, news, time.Minute)
+	claims, err := s.CreateDeliveries(ctx, news, time.Minute, intake)
 	if err != nil {
 		t.Fatal(err)
 	}

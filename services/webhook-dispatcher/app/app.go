@@ -20,7 +20,7 @@ import (
 type Repository interface {
 	UpdateEndpoint(ctx context.Context, company, env string, update func(*domain.Endpoint, bool) error) (domain.Endpoint, error)
 	Deliverable(ctx context.Context, targets []domain.Target) (map[domain.Target]bool, error)
-	CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration) ([]domain.Claim, error)
+	CreateDeliveries(ctx context.Context, news []domain.NewDelivery, lease time.Duration, adv domain.Advance) ([]domain.Claim, error)
 	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)
 	ClaimStranded(ctx context.Context, limit int, lease time.Duration) ([]domain.Claim, error)
 	ClaimOne(ctx context.Context, id uuid.UUID, company, env string, lease time.Duration) (domain.Claim, error)

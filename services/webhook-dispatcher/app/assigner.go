@@ -10,7 +10,6 @@ import (
 
 // PartitionRepository keeps the leases on the partitions (implemented by adapters.Partitions).
 type PartitionRepository interface {
-	Ensure(ctx context.Context, n int) error
 	Heartbeat(ctx context.Context, member string, ttl time.Duration) (int, error)
 	Renew(ctx context.Context, member string, ttl time.Duration) ([]int, error)
 	Claim(ctx context.Context, member string, n int, ttl time.Duration) ([]int, error)
@@ -66,9 +65,6 @@ func NewAssigner(store PartitionRepository, member string, cfg AssignerConfig, l
 
 // Run takes and gives back partitions until ctx ends, then stops consuming, drains and leaves.
 func (a *Assigner) Run(ctx context.Context) error {
-	if err := a.store.Ensure(ctx, a.cfg.Partitions); err != nil {
-		return err
-	}
 	t := time.NewTicker(a.cfg.Tick)
 	defer t.Stop()
 	for {

@@ -20,13 +20,12 @@ func (d *Dispatcher) Deliverable(ctx context.Context, targets []domain.Target) (
 }
 
 // Create records one delivery per event and deliverable endpoint (none for a company without
-// one, none again for an event already recorded), each claimed for its first attempt. The
-// caller acknowledges the bus messages once it returns, then hands the claims to Enqueue.
-func (d *Dispatcher) Create(ctx context.Context, news []domain.NewDelivery) ([]domain.Claim, error) {
-	if len(news) == 0 {
-		return nil, nil
-	}
-	claims, err := d.store.CreateDeliveries(ctx, news, d.lease)
+// one, none again for an event already recorded), each claimed for its first attempt, and moves
+// the intake's position as adv says, in one transaction: nothing if a partition of adv is no
+// longer leased to this dispatcher (domain.ErrPartitionLost). The caller then hands the claims
+// to EnqueueFrom.
+func (d *Dispatcher) Create(ctx context.Context, news []domain.NewDelivery, adv domain.Advance) ([]domain.Claim, error) {
+	claims, err := d.store.CreateDeliveries(ctx, news, d.lease, adv)
 	if err != nil {
 		return nil, err
 	}

@@ -81,3 +81,13 @@ type NewDelivery struct {
 	Environment string
 	Payload     []byte
 }
+
+// Advance is where a batch of an event stream takes the intake of some partitions: to Seq of
+// Stream, for every one of Partitions, all leased to Member. The deliveries of the batch are
+// created only together with it.
+type Advance struct {
+	Member     string
+	Stream     string
+	Partitions []int
+	Seq        uint64
+}

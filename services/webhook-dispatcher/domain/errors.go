@@ -22,6 +22,9 @@ var (
 	// ErrRateLimited means the company's manual retries are over their rate (RateLimitedError
 	// says when the next is accepted).
 	ErrRateLimited = errors.New("too many manual retries")
+	// ErrPartitionLost means a partition of an Advance is no longer leased to its member: another
+	// dispatcher may be reading it, so the batch must not be applied.
+	ErrPartitionLost = errors.New("partition lease lost")
 )
 
 // RateLimitedError refuses a manual retry over the company's rate; it matches ErrRateLimited.

@@ -4,164 +4,215 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 )
-
-// EventsStream is the dispatcher's own stream: a copy of every catalogue event (sourced from
-// PAYMENTS, POOL, DEVICES and SESSION_KEYS), its subject prefixed with the partition of its
-// company, webhooks.<partition>.<original subject>. Each partition has a durable consumer, and
-// each partition is consumed by one dispatcher at a time (app.Assigner), so a company's events
-// are taken in order by one process however many run, while the partitions spread over them.
-// It keeps the copies for EventsMaxAge (limits retention): the event streams remain the log. An
-// interest-retention stream, which would drop each copy once its consumer acknowledged it,
-// cannot be used: nats-server 2.15 drops copies arriving from sources under it before their
-// partition's filtered consumer gets them.
-const EventsStream = "WEBHOOK_EVENTS"
-
-// EventsMaxAge is how long EventsStream keeps a copy: a dispatcher stopped for longer misses
-// the events older than that (the delivery log cannot be rebuilt from them then).
-const EventsMaxAge = 7 * 24 * time.Hour
-
-// eventsPrefix starts the subjects of EventsStream.
-const eventsPrefix = "webhooks."
 
 // DefaultPartitions is the number of partitions unless WEBHOOK_PARTITIONS says otherwise.
 const DefaultPartitions = 8
 
-// EventsStreamConfig is the configuration of EventsStream with n partitions and the given
-// replica count. The partition of an event is NATS's partition() of its company id, the
-// subject's third token.
-func EventsStreamConfig(n, replicas int) jetstream.StreamConfig {
-	var sources []*jetstream.StreamSource
-	for _, st := range events.Streams() {
-		filters, _ := catalogueFilters(st.Family)
-		if len(filters) == 0 {
-			continue
-		}
-		src := &jetstream.StreamSource{Name: st.Name}
-		for _, f := range filters {
-			// family.env.company.event -> webhooks.<partition(company)>.family.env.company.event
-			parts := strings.Split(f, ".")
-			dest := fmt.Sprintf("%s{{partition(%d,2)}}.%s.{{wildcard(1)}}.{{wildcard(2)}}.%s", eventsPrefix, n, parts[0], parts[3])
-			src.SubjectTransforms = append(src.SubjectTransforms, jetstream.SubjectTransformConfig{Source: f, Destination: dest})
-		}
-		sources = append(sources, src)
-	}
-	return jetstream.StreamConfig{
-		Name:        EventsStream,
-		Description: fmt.Sprintf("The catalogue events, by company partition (%d), for the webhook dispatchers", n),
-		Sources:     sources,
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-		MaxAge:      EventsMaxAge,
-		Replicas:    replicas,
-	}
+// PartitionOf is the partition of a company among n: FNV-1a of its id, modulo n (the
+// partition() of NATS subject transforms, which the copy stream of earlier versions used, so
+// a company keeps its partition across the upgrade).
+func PartitionOf(company string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(company))
+	return int(h.Sum32() % uint32(n))
 }
 
-// ErrPartitionsChanged means EventsStream exists with another number of partitions: the
-// partition of a company cannot change under running dispatchers.
-var ErrPartitionsChanged = errors.New("WEBHOOK_PARTITIONS differs from the partitions of the existing " + EventsStream +
-	" stream: stop every dispatcher, delete the stream (nats stream rm " + EventsStream + "), and start them with the new value")
+// Sources are the event streams with catalogue events: the streams the intakes read.
+func Sources() []events.Stream {
+	var out []events.Stream
+	for _, st := range events.Streams() {
+		if filters, _ := catalogueFilters(st.Family); len(filters) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
 
-// EnsureEventsStream creates EventsStream and the durable consumer of each of its n partitions
-// unless they exist, and checks that an existing stream has n partitions. The consumers are
-// created before the stream starts copying, so that none starts after the first copies. It
-// retires the durable consumers the dispatcher had on the event streams before it had its own
-// stream: the copy of each stream starts where that consumer had got to, and the consumer is
-// deleted once the copy exists.
-func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, n, replicas int) error {
-	cfg := EventsStreamConfig(n, replicas)
-	s, err := js.Stream(ctx, EventsStream)
+// SourceNames are the names of Sources.
+func SourceNames() []string {
+	var out []string
+	for _, st := range Sources() {
+		out = append(out, st.Name)
+	}
+	return out
+}
+
+// RetiredCopy is the stream earlier versions of the dispatcher read instead of the event
+// streams: a copy of the catalogue events, webhooks.<partition>.<original subject>, with a
+// durable consumer per partition. StartPositions starts the intakes where those consumers had
+// got to, and RetireCopy deletes it.
+const RetiredCopy = "WEBHOOK_EVENTS"
+
+// streamSourceHeader is the header in which JetStream records where a sourced message comes from.
+const streamSourceHeader = "Nats-Stream-Source"
+
+// copyPrefix starts the subjects of RetiredCopy.
+const copyPrefix = "webhooks."
+
+// Start is where the intake of partition p starts in stream at the first start of this
+// version (the position below its first event to read).
+type Start func(stream string, p int) uint64
+
+// StartPositions returns where the intakes of n partitions start in each source stream when the
+// partitions have no position yet:
+//   - after an upgrade from the copy stream (RetiredCopy), after what each partition's consumer
+//     of the copy had acknowledged (the copies above its acknowledgement floor are read again
+//     from the source, which creates nothing twice: deliveries are unique per endpoint and
+//     event); when the copy had another number of partitions, every partition starts at the
+//     least of those positions;
+//   - after an upgrade from the first versions, after what their durable consumer of the stream
+//     had acknowledged;
+//   - on a new installation, at the start of each stream.
+func StartPositions(ctx context.Context, js jetstream.JetStream, n int, log *slog.Logger) (Start, error) {
+	cp, err := js.Stream(ctx, RetiredCopy)
 	switch {
 	case err == nil:
-		if got := s.CachedInfo().Config; len(got.Sources) > 0 &&
-			got.Sources[0].SubjectTransforms[0].Destination != cfg.Sources[0].SubjectTransforms[0].Destination {
-			return ErrPartitionsChanged
+		pos, err := copyPositions(ctx, js, cp, n)
+		if err != nil {
+			return nil, err
 		}
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-		bare := cfg
-		bare.Sources = nil
-		if _, err := js.CreateStream(ctx, bare); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return fmt.Errorf("creating stream %s: %w", EventsStream, err)
-		}
-	default:
-		return err
+		log.Info("starting where the partitions of the copy stream had got to", "stream", RetiredCopy, "positions", pos)
+		return func(stream string, p int) uint64 { return pos[stream][p] }, nil
+	case !errors.Is(err, jetstream.ErrStreamNotFound):
+		return nil, fmt.Errorf("looking up %s: %w", RetiredCopy, err)
 	}
-	for p := range n {
-		if _, err := bus.EnsurePullConsumer(ctx, js, PartitionConsumer(p)); err != nil {
-			return err
+	floors := map[string]uint64{}
+	for _, st := range Sources() {
+		if floor, ok := legacyAckFloor(ctx, js, st); ok {
+			floors[st.Name] = floor
 		}
 	}
-	if s != nil && len(s.CachedInfo().Config.Sources) > 0 {
-		return nil
-	}
-	for _, src := range cfg.Sources {
-		if floor, ok := legacyAckFloor(ctx, js, src.Name); ok {
-			src.OptStartSeq = floor + 1
-		}
-	}
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("starting the copy into %s: %w", EventsStream, err)
-	}
-	for _, st := range events.Streams() {
-		_ = js.DeleteConsumer(ctx, st.Name, durablePrefix+st.Family)
-	}
-	return nil
+	return func(stream string, _ int) uint64 { return floors[stream] }, nil
 }
 
-// legacyAckFloor returns the stream sequence up to which the dispatcher's pre-partition durable
-// consumer of stream had acknowledged everything.
-func legacyAckFloor(ctx context.Context, js jetstream.JetStream, stream string) (uint64, bool) {
-	for _, st := range events.Streams() {
-		if st.Name != stream {
+// copyPositions returns, for each source stream and each of n partitions, the position below the
+// first copy of the stream the partition's consumer of the copy had not acknowledged.
+func copyPositions(ctx context.Context, js jetstream.JetStream, cp jetstream.Stream, n int) (map[string][]uint64, error) {
+	floors, err := copyAckFloors(ctx, cp)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]uint64{}
+	for _, st := range Sources() {
+		// Above every copy of st, or at st's end when the copy holds none (none came within its
+		// retention).
+		var above uint64
+		m, err := cp.GetLastMsgForSubject(ctx, copyPrefix+"*."+st.Family+".>")
+		switch {
+		case err == nil:
+			if above, err = sourceSeq(m); err != nil {
+				return nil, err
+			}
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			s, err := js.Stream(ctx, st.Name)
+			if err != nil {
+				return nil, fmt.Errorf("looking up %s: %w", st.Name, err)
+			}
+			above = s.CachedInfo().State.LastSeq
+		default:
+			return nil, fmt.Errorf("reading %s: %w", RetiredCopy, err)
+		}
+		pos := make([]uint64, len(floors))
+		for p, floor := range floors {
+			m, err := cp.GetMsg(ctx, floor+1, jetstream.WithGetMsgSubject(fmt.Sprintf("%s%d.%s.>", copyPrefix, p, st.Family)))
+			switch {
+			case err == nil:
+				seq, err := sourceSeq(m)
+				if err != nil {
+					return nil, err
+				}
+				pos[p] = seq - 1
+			case errors.Is(err, jetstream.ErrMsgNotFound):
+				pos[p] = above
+			default:
+				return nil, fmt.Errorf("reading %s: %w", RetiredCopy, err)
+			}
+		}
+		if len(pos) != n {
+			least := above
+			if len(pos) > 0 {
+				least = min(least, slices.Min(pos))
+			}
+			pos = slices.Repeat([]uint64{least}, n)
+		}
+		out[st.Name] = pos
+	}
+	return out, nil
+}
+
+// copyAckFloors are the acknowledgement floors of the copy stream's partition consumers,
+// indexed by partition: every copy of the partition at or below it was taken. Partitions
+// without a consumer have none (a floor of 0).
+func copyAckFloors(ctx context.Context, cp jetstream.Stream) ([]uint64, error) {
+	var floors []uint64
+	lister := cp.ListConsumers(ctx)
+	for info := range lister.Info() {
+		p, err := strconv.Atoi(strings.TrimPrefix(info.Name, durablePrefix+"p"))
+		if err != nil || p < 0 || !strings.HasPrefix(info.Name, durablePrefix+"p") {
 			continue
 		}
-		c, err := js.Consumer(ctx, stream, durablePrefix+st.Family)
-		if err != nil {
-			return 0, false
+		for len(floors) <= p {
+			floors = append(floors, 0)
 		}
-		info, err := c.Info(ctx)
-		if err != nil {
-			return 0, false
-		}
-		return info.AckFloor.Stream, true
+		floors[p] = info.AckFloor.Stream
 	}
-	return 0, false
+	if err := lister.Err(); err != nil {
+		return nil, fmt.Errorf("listing the consumers of %s: %w", RetiredCopy, err)
+	}
+	return floors, nil
 }
 
-// PartitionConsumer is the durable consumer of partition p.
-func PartitionConsumer(p int) bus.ConsumerSpec {
-	return bus.ConsumerSpec{Stream: EventsStream, Durable: durablePrefix + "p" + strconv.Itoa(p),
-		FilterSubjects: []string{eventsPrefix + strconv.Itoa(p) + ".>"}, AckWait: ackWait}
+// sourceSeq is the sequence in its source stream of a copy: the second field of its
+// Nats-Stream-Source header ("<stream> <sequence> <filter> <transform>").
+func sourceSeq(m *jetstream.RawStreamMsg) (uint64, error) {
+	fields := strings.Fields(m.Header.Get(streamSourceHeader))
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("copy %d of %s has no source sequence", m.Sequence, RetiredCopy)
+	}
+	seq, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil || seq == 0 {
+		return 0, fmt.Errorf("copy %d of %s: source %q", m.Sequence, RetiredCopy, m.Header.Get(streamSourceHeader))
+	}
+	return seq, nil
 }
 
-// OriginalSubject is the subject an event of EventsStream was published on.
-func OriginalSubject(subject string) string {
-	rest, ok := strings.CutPrefix(subject, eventsPrefix)
-	if !ok {
-		return subject
-	}
-	_, orig, _ := strings.Cut(rest, ".")
-	return orig
-}
-
-// PartitionOf is the partition of a subject of EventsStream, -1 for another subject.
-func PartitionOf(subject string) int {
-	rest, ok := strings.CutPrefix(subject, eventsPrefix)
-	if !ok {
-		return -1
-	}
-	p, _, _ := strings.Cut(rest, ".")
-	n, err := strconv.Atoi(p)
+// legacyAckFloor returns the stream sequence up to which the dispatcher's durable consumer of st
+// from before the copy stream had acknowledged everything.
+func legacyAckFloor(ctx context.Context, js jetstream.JetStream, st events.Stream) (uint64, bool) {
+	c, err := js.Consumer(ctx, st.Name, durablePrefix+st.Family)
 	if err != nil {
-		return -1
+		return 0, false
 	}
-	return n
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, false
+	}
+	return info.AckFloor.Stream, true
+}
+
+// RetireCopy deletes what earlier versions read: the copy stream with its consumers, and the
+// durable consumers on the event streams. It runs once the partitions have their positions.
+// Dispatchers of the earlier version still running meanwhile (a rolling upgrade) find the copy
+// gone and wait; what they created before is not created again.
+func RetireCopy(ctx context.Context, js jetstream.JetStream) error {
+	if err := js.DeleteStream(ctx, RetiredCopy); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("deleting %s: %w", RetiredCopy, err)
+	}
+	for _, st := range events.Streams() {
+		if err := js.DeleteConsumer(ctx, st.Name, durablePrefix+st.Family); err != nil &&
+			!errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("deleting consumer %s of %s: %w", durablePrefix+st.Family, st.Name, err)
+		}
+	}
+	return nil
 }

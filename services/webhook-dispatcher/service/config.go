@@ -44,9 +44,10 @@ type Config struct {
 	// ones are deleted (WEBHOOK_PRUNE_INTERVAL).
 	DeliveryRetention time.Duration `env:"WEBHOOK_DELIVERY_RETENTION" envDefault:"720h"`
 	PruneInterval     time.Duration `env:"WEBHOOK_PRUNE_INTERVAL" envDefault:"1h"`
-	// Partitions is the number of partitions of the events stream (WEBHOOK_PARTITIONS): each is
-	// consumed by one dispatcher at a time, in order, and the dispatchers share them. The same
-	// value on every replica; changing it means re-creating the stream (ports.ErrPartitionsChanged).
+	// Partitions is the number of partitions of the companies (WEBHOOK_PARTITIONS): each is read
+	// for by one dispatcher at a time, in order, and the dispatchers share them. The same value
+	// on every replica; it changes only while every dispatcher is stopped
+	// (adapters.ErrPartitionsChanged).
 	Partitions int `env:"WEBHOOK_PARTITIONS" envDefault:"8"`
 
 	// rootCAs replaces the system roots of the HTTP client (tests; see WithRootCAs).

@@ -3,15 +3,19 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/svc/svctest"
+	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 	"github.com/payplat/platform/services/webhook-dispatcher/service"
@@ -59,24 +63,31 @@ func TestEndpointConfiguredLaterReceivesTheNextEvent(t *testing.T) {
 	}
 }
 
-// A deployment of the dispatcher from before its events stream had a durable consumer per
-// event stream: the copy of each stream starts where that consumer had got to (an event it had
-// taken is not delivered again, one published while the dispatcher was down is), and the old
-// consumer is deleted. An event type this binary does not know is not copied, and not
-// dead-lettered either.
+// forgetPositions stops the dispatcher and brings its database back to the state an earlier
+// version left: partitions without positions.
+func (h *harness) forgetPositions() {
+	h.t.Helper()
+	if err := h.s.Stop(); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM partition_positions`, `DELETE FROM partition_leases`} {
+		if _, err := h.db.Exec(context.Background(), q); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// A deployment of the dispatcher from before the copy stream, with a durable consumer per
+// event stream: the intake of each stream starts where that consumer had got to (an event it
+// had taken is not delivered again, one published while the dispatcher was down is), and the
+// old consumer is deleted. An event type this binary does not know is skipped, not
+// dead-lettered.
 func TestLegacyConsumerRetiredWithoutLosingOrRepeatingEvents(t *testing.T) {
 	h := startDispatcher(t, nil)
 	rc := newReceiver(t)
 	h.configure("acme", rc.srv.URL, false)
-	if err := h.s.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	// The state the previous version left: no events stream, its durable on PAYMENTS having
-	// taken the first event.
+	h.forgetPositions()
 	ctx := context.Background()
-	if err := h.js.DeleteStream(ctx, ports.EventsStream); err != nil {
-		t.Fatal(err)
-	}
 	legacy, err := bus.EnsurePullConsumer(ctx, h.js, bus.ConsumerSpec{Stream: "PAYMENTS",
 		Durable: "webhook-dispatcher-payment", FilterSubjects: []string{"payment.>"}})
 	if err != nil {
@@ -97,18 +108,120 @@ func TestLegacyConsumerRetiredWithoutLosingOrRepeatingEvents(t *testing.T) {
 	h.publish(next)
 	h.publishRaw("payment.test.acme.refunded", []byte("a type this binary does not know"))
 
-	h.uncopied = 1 // the event the old consumer had taken
 	h.s = svctest.StartOn(t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
 	rows := h.waitDeliveries("acme", 1, 1)
 	if rows[0].EventID.String() != events.Meta(next).GetEventId() {
 		t.Fatalf("delivered event %s, want %s (the one the old consumer had not taken)", rows[0].EventID, events.Meta(next).GetEventId())
 	}
 	h.waitConsumed()
-	if _, err := h.js.Consumer(ctx, "PAYMENTS", "webhook-dispatcher-payment"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		t.Fatalf("the old consumer: %v, want it deleted", err)
-	}
+	testkit.WaitFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		if _, err := h.js.Consumer(ctx, "PAYMENTS", "webhook-dispatcher-payment"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("the old consumer: %v, want it deleted", err)
+		}
+		return nil
+	})
 	if n := h.deliveryCount(); n != 1 || len(rc.got()) != 1 || h.deadLetters() != 0 {
 		t.Fatalf("%d deliveries, %d requests, %d dead letters; want 1, 1, 0", n, len(rc.got()), h.deadLetters())
+	}
+}
+
+// A deployment of the version that read the copy stream WEBHOOK_EVENTS (the catalogue events
+// of PAYMENTS and POOL as webhooks.<partition>.<subject>, a durable consumer per partition): each
+// partition's intake starts below the first copy its consumer had not acknowledged. An event
+// the partition had taken is not delivered again; the others are delivered once: a copy it had
+// not acknowledged, one of another stream, and one the copy never reached. The copy stream is
+// deleted.
+func TestCopyStreamRetiredWithoutLosingOrRepeatingEvents(t *testing.T) {
+	h := startDispatcher(t, nil)
+	rc := newReceiver(t)
+	h.configure("acme", rc.srv.URL, false)
+	h.forgetPositions()
+	ctx := context.Background()
+	taken := catalogueEvent(t, events.TypePaymentCreated, "acme")
+	deposit := catalogueEvent(t, events.TypePoolDepositReceived, "acme")
+	copied := catalogueEvent(t, events.TypePaymentProcessing, "acme")
+	for _, ev := range []proto.Message{taken, deposit, copied} {
+		h.publish(ev)
+	}
+	// The copy sources PAYMENTS, then POOL (so that the copies' order is known).
+	cfg := jetstream.StreamConfig{Name: ports.RetiredCopy}
+	copies := func(want uint64) {
+		t.Helper()
+		testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+			st, err := h.js.Stream(ctx, ports.RetiredCopy)
+			if err != nil {
+				return err
+			}
+			if n := st.CachedInfo().State.Msgs; n != want {
+				return fmt.Errorf("%d copies, want %d", n, want)
+			}
+			return nil
+		})
+	}
+	for _, src := range []struct{ stream, family string }{{"PAYMENTS", "payment"}, {"POOL", "pool"}} {
+		cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: src.stream,
+			SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: src.family + ".*.*.*",
+				Destination: "webhooks.{{partition(8,2)}}." + src.family + ".{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}"}}})
+		if _, err := h.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		copies(map[string]uint64{"PAYMENTS": 2, "POOL": 3}[src.stream])
+	}
+	cp, err := h.js.Stream(ctx, ports.RetiredCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumers := make([]jetstream.Consumer, 8)
+	for i := range consumers {
+		if consumers[i], err = cp.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable: fmt.Sprintf("webhook-dispatcher-p%d", i), FilterSubject: fmt.Sprintf("webhooks.%d.>", i),
+			AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// acme's partition took its first copy (payment.created) and not yet the others.
+	p := ports.PartitionOf("acme", 8)
+	msgs, err := consumers[p].Fetch(3, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range msgs.Messages() {
+		if strings.HasSuffix(m.Subject(), ".created") {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := m.Nak(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The copy stops copying; a last event is not copied.
+	cfg.Sources = nil
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	late := catalogueEvent(t, events.TypePaymentConfirmed, "acme")
+	h.publish(late)
+
+	h.s = svctest.StartOn(t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
+	h.waitConsumed()
+	rows := h.waitDeliveries("acme", 3, 1)
+	got := map[string]bool{}
+	for _, r := range rows {
+		got[r.EventID.String()] = true
+	}
+	for _, ev := range []proto.Message{deposit, copied, late} {
+		if !got[events.Meta(ev).GetEventId()] {
+			t.Fatalf("event %s (%T) not delivered; delivered %v", events.Meta(ev).GetEventId(), ev, got)
+		}
+	}
+	testkit.WaitFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		if _, err := h.js.Stream(ctx, ports.RetiredCopy); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("the copy stream: %v, want it deleted", err)
+		}
+		return nil
+	})
+	if n := h.deliveryCount(); n != 3 || len(rc.got()) != 3 || h.deadLetters() != 0 {
+		t.Fatalf("%d deliveries, %d requests, %d dead letters; want 3, 3, 0", n, len(rc.got()), h.deadLetters())
 	}
 }
 

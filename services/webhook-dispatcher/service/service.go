@@ -1,6 +1,6 @@
-// Package service wires the webhook-dispatcher service (schema "webhooks"): the durable
-// consumers of the catalogue events, the delivery lanes and the "webhooks" request-reply
-// service the gateway calls.
+// Package service wires the webhook-dispatcher service (schema "webhooks"): the intakes of the
+// catalogue events, the delivery lanes and the "webhooks" request-reply service the gateway
+// calls.
 package service
 
 import (
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -109,46 +111,80 @@ func announcer(rt *svc.Runtime) func(c domain.Claim, status string, attempts int
 	}
 }
 
-// startConsumers provisions the dispatcher's events stream and its partitions' consumers, and
-// runs the Assigner, which consumes the partitions this replica holds.
+// startConsumers creates the partitions (their positions in the event streams at the first
+// start, retiring what an earlier version read) and runs the Assigner, which takes this
+// replica's share of them, and an intake per event stream, which reads for them.
 func startConsumers(ctx context.Context, rt *svc.Runtime, d *app.Dispatcher, partitions int) error {
 	if partitions <= 0 {
 		return fmt.Errorf("WEBHOOK_PARTITIONS must be positive, got %d", partitions)
 	}
-	if err := ports.EnsureEventsStream(ctx, rt.JS, partitions, rt.Config.StreamReplicas); err != nil {
+	store := adapters.NewPartitions(rt.DB)
+	started, err := store.Started(ctx)
+	if err != nil {
+		return err
+	}
+	var start ports.Start
+	if !started {
+		if start, err = ports.StartPositions(ctx, rt.JS, partitions, rt.Log); err != nil {
+			return err
+		}
+	}
+	if err := store.Ensure(ctx, partitions, ports.SourceNames(), start); err != nil {
 		return err
 	}
 	dl, metrics, err := rt.ConsumerSupport()
 	if err != nil {
 		return err
 	}
-	consume := func(ctx context.Context, p int, held func() bool) {
-		c, err := rt.JS.Consumer(ctx, ports.EventsStream, ports.PartitionConsumer(p).Durable)
-		for err != nil && ctx.Err() == nil {
-			rt.Log.Warn("looking up a partition's consumer; retrying", "partition", p, "err", err)
-			sleep(ctx, time.Second)
-			c, err = rt.JS.Consumer(ctx, ports.EventsStream, ports.PartitionConsumer(p).Durable)
+	member := memberName()
+	held := ports.NewHeld(partitions)
+	for _, in := range ports.IntakesFor(ports.IntakeConfig{JS: rt.JS, Held: held, Positions: store, Dispatcher: d,
+		DeadLetter: dl, Member: member, Log: rt.Log, Metrics: metrics}) {
+		rt.Go("intake", in.Run)
+	}
+	a := app.NewAssigner(store, member, app.AssignerConfig{Partitions: partitions, Consume: held.Consume,
+		Drain: d.DrainPartition}, rt.Log)
+	rt.Go("partitions", a.Run)
+	rt.Go("retire-copy", func(ctx context.Context) error { return retireCopy(ctx, rt, store) })
+	return nil
+}
+
+// memberSuffix ends the member names of the dispatchers that read the event streams
+// themselves, which tells them from those of earlier versions, which read the copy stream.
+const memberSuffix = "/intake"
+
+// retireCopyEvery is how often retireCopy looks whether dispatchers of an earlier version are
+// still alive.
+const retireCopyEvery = 5 * time.Second
+
+// retireCopy deletes what earlier versions of the dispatcher read (ports.RetireCopy) once every
+// dispatcher alive is of this version: during a rolling upgrade the earlier version's replicas
+// go on reading the copy stream for the partitions they hold until they stop. (Their work is
+// read again from the positions taken at the upgrade, and creates nothing twice.)
+func retireCopy(ctx context.Context, rt *svc.Runtime, store *adapters.Partitions) error {
+	for {
+		members, err := store.LiveMembers(ctx)
+		if err == nil && len(members) > 0 && !slices.ContainsFunc(members, func(m string) bool {
+			return !strings.HasSuffix(m, memberSuffix)
+		}) {
+			if err = ports.RetireCopy(ctx, rt.JS); err == nil {
+				return nil
+			}
 		}
-		if err == nil {
-			_ = ports.NewConsumer(d, dl, c, p, rt.Log, metrics).Run(ctx, held)
+		if err != nil && ctx.Err() == nil {
+			rt.Log.Warn("retiring the copy stream of earlier versions; trying again", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retireCopyEvery):
 		}
 	}
-	a := app.NewAssigner(adapters.NewPartitions(rt.DB), memberName(), app.AssignerConfig{Partitions: partitions,
-		Consume: consume, Drain: d.DrainPartition}, rt.Log)
-	rt.Go("partitions", a.Run)
-	return nil
 }
 
 // memberName names this replica among the dispatchers: host, process and a random part (a
 // restarted process is a new member).
 func memberName() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	return fmt.Sprintf("%s/%d/%s%s", host, os.Getpid(), uuid.NewString()[:8], memberSuffix)
 }

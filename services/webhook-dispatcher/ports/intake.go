@@ -1,0 +1,345 @@
+package ports
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/payplat/platform/pkg/bus"
+	"github.com/payplat/platform/services/webhook-dispatcher/app"
+	"github.com/payplat/platform/services/webhook-dispatcher/domain"
+)
+
+// Held is the set of partitions this dispatcher holds (app.Assigner), which its intakes read
+// the event streams for.
+type Held struct {
+	n int
+	// mu is held for reading by an intake while it applies a batch, and for writing by a change
+	// of the set, which therefore waits for the batches being applied.
+	mu      sync.RWMutex
+	parts   map[int]bool
+	gen     uint64
+	changed chan struct{} // closed and replaced on every change
+}
+
+// NewHeld returns the empty set of n partitions.
+func NewHeld(n int) *Held {
+	return &Held{n: n, parts: map[int]bool{}, changed: make(chan struct{})}
+}
+
+// Consume holds partition p until ctx ends: the app.AssignerConfig.Consume of the dispatcher.
+// It returns once no batch that read for p is being applied any more, so that what the
+// partition's events enqueued is there for the Drain that follows. (The lease is checked by the
+// transaction that applies a batch, domain.Advance.)
+func (h *Held) Consume(ctx context.Context, p int, _ func() bool) {
+	h.set(p, true)
+	<-ctx.Done()
+	h.set(p, false)
+}
+
+func (h *Held) set(p int, on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if on {
+		h.parts[p] = true
+	} else {
+		delete(h.parts, p)
+	}
+	h.gen++
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// snapshot returns the partitions held, sorted, the set's generation, and a channel closed on
+// its next change.
+func (h *Held) snapshot() ([]int, uint64, <-chan struct{}) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Sorted(maps.Keys(h.parts)), h.gen, h.changed
+}
+
+// PositionStore reads the positions of the partitions (implemented by adapters.Partitions).
+type PositionStore interface {
+	Positions(ctx context.Context, stream string, partitions []int) (map[int]uint64, error)
+}
+
+// IntakeConfig configures an Intake.
+type IntakeConfig struct {
+	Stream     string // the event stream it reads
+	JS         jetstream.JetStream
+	Held       *Held
+	Positions  PositionStore
+	Dispatcher *app.Dispatcher
+	DeadLetter *bus.DeadLetterer
+	Member     string // this dispatcher's name among the partitions' lease holders
+	Log        *slog.Logger
+	Metrics    *bus.ConsumerMetrics
+	// BatchSize bounds the messages applied at once (default 100).
+	BatchSize int
+}
+
+// Intake reads one event stream for the partitions this dispatcher holds, with an ordered
+// consumer (no acknowledgements, no state on the server), and turns the catalogue events of
+// their companies into deliveries. Each batch's deliveries commit with the new position of every
+// partition held (domain.Advance), under their leases; a crash, a lost lease or a failed batch
+// reads again from the stored positions. A company's events are thus taken in stream order by
+// the one dispatcher holding its partition, however many run.
+//
+// Every dispatcher reads each whole stream once, whatever the partitions it holds: the server
+// sends every message to each of them, and each keeps its own companies' events.
+type Intake struct {
+	cfg  IntakeConfig
+	name string // the metrics' consumer label
+	log  *slog.Logger
+}
+
+// NewIntake returns the Intake of cfg.Stream.
+func NewIntake(cfg IntakeConfig) *Intake {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
+	name := durablePrefix + strings.ToLower(cfg.Stream)
+	return &Intake{cfg: cfg, name: name, log: cfg.Log.With("intake", cfg.Stream)}
+}
+
+// Intake's timing: how long it waits for a first message before asking the server again, what
+// a read's pull requests last and how often the server proves it alive (a dispatcher whose
+// consumer was lost with its server reads again after two silent heartbeats), how long it
+// waits after a failed batch.
+const (
+	intakeIdle      = time.Second
+	intakeExpiry    = 5 * time.Second
+	intakeHeartbeat = time.Second
+	intakeRetry     = time.Second
+	// batchTimeout bounds the handling of one batch (its lookups, its dead letters and its
+	// insert), which the end of the dispatcher does not interrupt: its deliveries are enqueued
+	// once committed, before the partition may pass to another dispatcher.
+	batchTimeout = 5 * time.Second
+)
+
+// Run reads until ctx ends.
+func (in *Intake) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		if err := in.read(ctx); err != nil && ctx.Err() == nil {
+			in.log.Warn("reading the event stream failed; reading again from the stored positions", "err", err)
+			sleep(ctx, intakeRetry)
+		}
+	}
+	return nil
+}
+
+// reading is the state of one read: the partitions it reads for, their positions, the set's
+// generation they were taken at, and the last sequence read.
+type reading struct {
+	parts []int
+	pos   map[int]uint64
+	gen   uint64
+	last  uint64
+}
+
+// read reads the stream from the least position of the partitions held until it must start
+// again: a partition came whose position is behind what was read, or an error.
+func (in *Intake) read(ctx context.Context) error {
+	parts, gen, changed := in.cfg.Held.snapshot()
+	if len(parts) == 0 {
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+		return nil
+	}
+	pos, err := in.cfg.Positions.Positions(ctx, in.cfg.Stream, parts)
+	if err != nil {
+		return err
+	}
+	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos)))}
+	cons, err := in.cfg.JS.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.last + 1})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*in.cfg.BatchSize), jetstream.PullExpiry(intakeExpiry),
+		jetstream.PullHeartbeat(intakeHeartbeat))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
+	}
+	defer it.Stop()
+	for ctx.Err() == nil {
+		msgs, err := in.next(ctx, it)
+		if err != nil {
+			return err
+		}
+		again, err := in.apply(ctx, r, msgs)
+		if err != nil || again {
+			return err
+		}
+	}
+	return nil
+}
+
+// next takes up to BatchSize messages: it waits intakeIdle for a first one, then what arrives
+// within bus.Linger. No message and no error means none came.
+func (in *Intake) next(ctx context.Context, it jetstream.MessagesContext) ([]jetstream.Msg, error) {
+	wctx, cancel := context.WithTimeout(ctx, intakeIdle)
+	first, err := it.Next(jetstream.NextContext(wctx))
+	cancel()
+	if err != nil {
+		if bus.IsFetchTimeout(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
+	}
+	msgs := []jetstream.Msg{first}
+	lctx, cancel := context.WithTimeout(ctx, bus.Linger)
+	defer cancel()
+	for len(msgs) < in.cfg.BatchSize {
+		m, err := it.Next(jetstream.NextContext(lctx))
+		if err != nil {
+			break
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// apply applies a batch (msgs may be empty: then it only follows the set of partitions). It
+// reports again when the read must start over from the stored positions.
+func (in *Intake) apply(ctx context.Context, r *reading, msgs []jetstream.Msg) (again bool, err error) {
+	in.cfg.Held.mu.RLock()
+	defer in.cfg.Held.mu.RUnlock()
+	if in.cfg.Held.gen != r.gen {
+		if again, err := in.follow(ctx, r); err != nil || again {
+			return again, err
+		}
+	}
+	if len(msgs) == 0 {
+		return false, nil
+	}
+	in.cfg.Metrics.Fetched(in.name, len(msgs))
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+	defer cancel()
+	mine, seqs, last, err := in.pick(r, msgs)
+	if err != nil {
+		return false, err
+	}
+	verdicts, err := screen(hctx, in.cfg.Dispatcher, mine)
+	if err != nil {
+		return false, err
+	}
+	var news []domain.NewDelivery
+	for i, v := range verdicts {
+		switch {
+		case v.reject != nil:
+			if err := deadLetter(hctx, in.cfg.DeadLetter, mine[i], v.reject); err != nil {
+				return false, fmt.Errorf("dead-lettering %s %d: %w", in.cfg.Stream, seqs[i], err)
+			}
+			in.log.Warn("message dead-lettered", "subject", mine[i].Subject(), "seq", seqs[i], "reason", v.reject)
+			in.cfg.Metrics.Add(in.name, bus.OutcomeDeadLettered, 1)
+		case v.news != nil:
+			news = append(news, *v.news)
+		}
+	}
+	claims, err := in.cfg.Dispatcher.Create(hctx, news, domain.Advance{Member: in.cfg.Member, Stream: in.cfg.Stream,
+		Partitions: r.parts, Seq: last})
+	if err != nil {
+		return false, err
+	}
+	for _, p := range r.parts {
+		r.pos[p] = max(r.pos[p], last)
+	}
+	r.last = last
+	in.cfg.Metrics.Add(in.name, bus.OutcomeAcked, len(msgs))
+	byPartition := map[int][]domain.Claim{}
+	for _, c := range claims {
+		p := PartitionOf(c.CompanyID, in.cfg.Held.n)
+		byPartition[p] = append(byPartition[p], c)
+	}
+	for p, cs := range byPartition {
+		in.cfg.Dispatcher.EnqueueFrom(hctx, p, cs)
+	}
+	return false, nil
+}
+
+// follow takes the partitions held now (the caller holds Held.mu for reading). A partition
+// given up is simply no longer read for; one taken is read for from its stored position, which
+// needs the read to start over when that position is behind what was read.
+func (in *Intake) follow(ctx context.Context, r *reading) (again bool, err error) {
+	parts := slices.Sorted(maps.Keys(in.cfg.Held.parts))
+	if len(parts) == 0 {
+		return true, nil
+	}
+	pos, err := in.cfg.Positions.Positions(ctx, in.cfg.Stream, parts)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range parts {
+		if pos[p] < r.last {
+			return true, nil
+		}
+	}
+	r.parts, r.pos, r.gen = parts, pos, in.cfg.Held.gen
+	return false, nil
+}
+
+// pick keeps the messages of msgs that are events of the partitions read for and above their
+// positions, with their stream sequences, and returns the batch's last sequence.
+func (in *Intake) pick(r *reading, msgs []jetstream.Msg) (mine []jetstream.Msg, seqs []uint64, last uint64, err error) {
+	for _, m := range msgs {
+		md, err := m.Metadata()
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
+		}
+		seq := md.Sequence.Stream
+		last = max(last, seq)
+		company := companyOf(m.Subject())
+		if company == "" {
+			// A malformed subject: screening rejects it, in the partition that reads a
+			// company-less subject (the first one), so that exactly one dispatcher does.
+			if !slices.Contains(r.parts, 0) || seq <= r.pos[0] {
+				continue
+			}
+		} else if p := PartitionOf(company, in.cfg.Held.n); !slices.Contains(r.parts, p) || seq <= r.pos[p] {
+			continue
+		}
+		mine, seqs = append(mine, m), append(seqs, seq)
+	}
+	return mine, seqs, last, nil
+}
+
+// companyOf is the company token of an event subject (family.env.company.type), "" for a
+// subject of another shape.
+func companyOf(subject string) string {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 4 || parts[2] == "" {
+		return ""
+	}
+	return parts[2]
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// IntakesFor returns an Intake of each source stream with cfg (its Stream set).
+func IntakesFor(cfg IntakeConfig) []*Intake {
+	var out []*Intake
+	for _, st := range Sources() {
+		c := cfg
+		c.Stream = st.Name
+		out = append(out, NewIntake(c))
+	}
+	return out
+}
