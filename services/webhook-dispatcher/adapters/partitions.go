@@ -116,6 +116,38 @@ func (p *Partitions) Started(ctx context.Context) (bool, error) {
 	return started, nil
 }
 
+// Rewind moves back the positions in stream that its messages no longer back, and returns how
+// many it moved. The stream is known by its creation time: one created again since the last
+// call (by an operator) numbers new messages from 1, so every position goes back to 0; the same
+// stream whose last sequence is below a position lost its last messages (with a server), so the
+// sequences above last will be those of new messages, and the positions beyond go back to last.
+func (p *Partitions) Rewind(ctx context.Context, stream string, created time.Time, last uint64) (int64, error) {
+	var moved int64
+	err := pgx.BeginFunc(ctx, p.db, func(tx pgx.Tx) error {
+		var known time.Time
+		err := tx.QueryRow(ctx, `SELECT created FROM intake_streams WHERE stream = $1 FOR UPDATE`, stream).Scan(&known)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			_, err = tx.Exec(ctx, `INSERT INTO intake_streams (stream, created) VALUES ($1, $2)`, stream, created)
+		case err == nil && !known.Equal(created.Truncate(time.Microsecond)):
+			if _, err := tx.Exec(ctx, `UPDATE intake_streams SET created = $2 WHERE stream = $1`, stream, created); err != nil {
+				return err
+			}
+			last = 0
+		}
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE partition_positions SET seq = $2 WHERE stream = $1 AND seq > $2`, stream, int64(last))
+		moved = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rewinding positions in %s: %w", stream, err)
+	}
+	return moved, nil
+}
+
 // Positions returns the positions of partitions in stream.
 func (p *Partitions) Positions(ctx context.Context, stream string, partitions []int) (map[int]uint64, error) {
 	rows, err := p.db.Query(ctx, `SELECT partition, seq FROM partition_positions

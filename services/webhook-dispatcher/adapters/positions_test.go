@@ -152,3 +152,43 @@ func count(t *testing.T, db *pgxpool.Pool, query string) int {
 func starts(at map[string]uint64) func(string, int) uint64 {
 	return func(stream string, _ int) uint64 { return at[stream] }
 }
+
+// Positions the stream no longer backs go back: to its last sequence when the same stream lost
+// its last messages, to 0 when it was created again (its messages are all new); the first call
+// only records the stream, and positions within the stream never move.
+func TestPositionsGoBackWhenTheirStreamDoes(t *testing.T) {
+	t.Parallel()
+	_, db := newStore(t, nil, nil)
+	ps := adapters.NewPartitions(db)
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, `DELETE FROM partition_positions; DELETE FROM partition_leases`); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Ensure(ctx, 2, []string{"PAYMENTS"}, starts(map[string]uint64{"PAYMENTS": 40})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `UPDATE partition_positions SET seq = 50 WHERE partition = 1`); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2026, 11, 26, 10, 0, 0, 123456789, time.UTC)
+	for _, step := range []struct {
+		what    string
+		created time.Time
+		last    uint64
+		moved   int64
+		want    map[int]uint64
+	}{
+		{"first seen, its end beyond every position", created, 60, 0, map[int]uint64{0: 40, 1: 50}},
+		{"the same stream, its last messages lost", created, 45, 1, map[int]uint64{0: 40, 1: 45}},
+		{"the same stream again", created, 45, 0, map[int]uint64{0: 40, 1: 45}},
+		{"created again, already with 3 messages", created.Add(time.Hour), 3, 2, map[int]uint64{0: 0, 1: 0}},
+	} {
+		moved, err := ps.Rewind(ctx, "PAYMENTS", step.created, step.last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := positions(t, ps, "PAYMENTS", 2); moved != step.moved || !maps.Equal(got, step.want) {
+			t.Fatalf("%s: moved %d, positions %v; want %d, %v", step.what, moved, got, step.moved, step.want)
+		}
+	}
+}

@@ -14,5 +14,13 @@ CREATE TABLE partition_positions (
     PRIMARY KEY (stream, partition)
 );
 
+-- The creation time of each event stream the positions count in: a stream created again (by an
+-- operator) numbers new messages from 1, so its positions start over (ports.Intake.rewind).
+CREATE TABLE intake_streams (
+    stream  text        PRIMARY KEY,
+    created timestamptz NOT NULL
+);
+
 -- +goose Down
+DROP TABLE intake_streams;
 DROP TABLE partition_positions;

@@ -68,6 +68,7 @@ func (h *Held) snapshot() ([]int, uint64, <-chan struct{}) {
 // PositionStore reads the positions of the partitions (implemented by adapters.Partitions).
 type PositionStore interface {
 	Positions(ctx context.Context, stream string, partitions []int) (map[int]uint64, error)
+	Rewind(ctx context.Context, stream string, created time.Time, last uint64) (int64, error)
 }
 
 // IntakeConfig configures an Intake.
@@ -145,6 +146,7 @@ type reading struct {
 	last    uint64
 	stored  time.Time
 	pending bool
+	created time.Time // the stream's creation time
 }
 
 // positionEvery is how often at most a read stores its positions after batches that created
@@ -167,11 +169,16 @@ func (in *Intake) read(ctx context.Context) error {
 		}
 		return nil
 	}
+	created, err := in.rewind(ctx)
+	if err != nil {
+		return err
+	}
 	pos, err := in.cfg.Positions.Positions(ctx, in.cfg.Stream, parts)
 	if err != nil {
 		return err
 	}
-	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos))), stored: time.Now()}
+	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos))), stored: time.Now(),
+		created: created}
 	cons, err := in.cfg.JS.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.last + 1})
 	if err != nil {
@@ -188,12 +195,50 @@ func (in *Intake) read(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if len(msgs) == 0 {
+			if back, err := in.wentBack(ctx, r); err != nil || back {
+				return err
+			}
+		}
 		again, err := in.apply(ctx, r, msgs)
 		if err != nil || again {
 			return err
 		}
 	}
 	return nil
+}
+
+// rewind moves back the positions the stream no longer backs (adapters.Partitions.Rewind): it
+// was created again by an operator, or lost its last messages with a server, and the messages
+// it takes next get those sequences again, and are new. (JetStream does the same for a durable
+// consumer whose state is ahead of its stream.)
+func (in *Intake) rewind(ctx context.Context) (created time.Time, err error) {
+	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
+	}
+	info := s.CachedInfo()
+	last := info.State.LastSeq
+	n, err := in.cfg.Positions.Rewind(ctx, in.cfg.Stream, info.Created, last)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if n > 0 {
+		in.log.Error("the stream was created again, or went back behind the positions read: reading its new messages",
+			"last_seq", last, "created", info.Created, "partitions", n)
+	}
+	return info.Created, nil
+}
+
+// wentBack tells, while the read waits for messages, whether the stream was created again or its
+// last sequence is now below what was read (the read starts over then, and rewinds).
+func (in *Intake) wentBack(ctx context.Context, r *reading) (bool, error) {
+	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
+	if err != nil {
+		return false, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
+	}
+	info := s.CachedInfo()
+	return !info.Created.Equal(r.created) || info.State.LastSeq < r.last, nil
 }
 
 // next takes up to BatchSize messages: it waits intakeIdle for a first one, then what arrives

@@ -265,3 +265,36 @@ func (h *harness) deadLetters() uint64 {
 	}
 	return info.State.Msgs
 }
+
+// An event stream created again by an operator numbers its messages from 1 again: the
+// dispatcher reads them as the new messages they are, instead of taking them for the ones it
+// had read.
+func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
+	h := startDispatcher(t, nil)
+	rc := newReceiver(t)
+	h.configure("acme", rc.srv.URL, false)
+	ctx := context.Background()
+	for _, typ := range []string{events.TypePaymentCreated, events.TypePaymentProcessing} {
+		h.publish(catalogueEvent(t, typ, "acme"))
+	}
+	h.waitDeliveries("acme", 2, 1)
+	var cfg jetstream.StreamConfig
+	for _, c := range bus.Streams(bus.ProvisionOptions{Replicas: 1, DuplicateWindow: 2 * time.Minute}) {
+		if c.Name == "PAYMENTS" {
+			cfg = c
+		}
+	}
+	if err := h.js.DeleteStream(ctx, "PAYMENTS"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	again := catalogueEvent(t, events.TypePaymentConfirmed, "acme")
+	h.publish(again)
+	rows := h.waitDeliveries("acme", 3, 1)
+	if rows[2].EventID.String() != events.Meta(again).GetEventId() {
+		t.Fatalf("delivered %s third, want %s", rows[2].EventID, events.Meta(again).GetEventId())
+	}
+	h.waitConsumed()
+}
