@@ -87,12 +87,8 @@ func TestDeliveriesCommitOnlyUnderTheLeaseOfEveryPartitionRead(t *testing.T) {
 // where the least advanced old one was.
 func TestPartitionsChangeInNumberOnlyWhenNoDispatcherRuns(t *testing.T) {
 	t.Parallel()
-	_, db := newStore(t, nil, nil)
-	ps := adapters.NewPartitions(db)
+	ps, db := noPartitions(t)
 	ctx := context.Background()
-	if _, err := db.Exec(ctx, `DELETE FROM partition_positions; DELETE FROM partition_leases`); err != nil {
-		t.Fatal(err)
-	}
 	if err := ps.Ensure(ctx, 4, []string{"PAYMENTS", "POOL"}, starts(map[string]uint64{"PAYMENTS": 7})); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +134,16 @@ func TestPartitionsChangeInNumberOnlyWhenNoDispatcherRuns(t *testing.T) {
 	}
 }
 
+// noPartitions returns the partitions store of a fresh database without any partition yet.
+func noPartitions(t *testing.T) (*adapters.Partitions, *pgxpool.Pool) {
+	t.Helper()
+	_, db := newStore(t, nil, nil)
+	if _, err := db.Exec(context.Background(), `DELETE FROM partition_positions; DELETE FROM partition_leases`); err != nil {
+		t.Fatal(err)
+	}
+	return adapters.NewPartitions(db), db
+}
+
 // count runs a count(*) query.
 func count(t *testing.T, db *pgxpool.Pool, query string) int {
 	t.Helper()
@@ -158,12 +164,8 @@ func starts(at map[string]uint64) func(string, int) uint64 {
 // only records the stream, and positions within the stream never move.
 func TestPositionsGoBackWhenTheirStreamDoes(t *testing.T) {
 	t.Parallel()
-	_, db := newStore(t, nil, nil)
-	ps := adapters.NewPartitions(db)
+	ps, db := noPartitions(t)
 	ctx := context.Background()
-	if _, err := db.Exec(ctx, `DELETE FROM partition_positions; DELETE FROM partition_leases`); err != nil {
-		t.Fatal(err)
-	}
 	if err := ps.Ensure(ctx, 2, []string{"PAYMENTS"}, starts(map[string]uint64{"PAYMENTS": 40})); err != nil {
 		t.Fatal(err)
 	}
