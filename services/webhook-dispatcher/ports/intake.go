@@ -2,9 +2,11 @@ package ports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +101,9 @@ type Intake struct {
 	cfg  IntakeConfig
 	name string // the metrics' consumer label
 	log  *slog.Logger
+	// backTo, once set by a read that found the stream behind it, is the last sequence the
+	// stream holds, to which the next read moves back the positions above it.
+	backTo *uint64
 }
 
 // NewIntake returns the Intake of cfg.Stream.
@@ -110,19 +115,33 @@ func NewIntake(cfg IntakeConfig) *Intake {
 	return &Intake{cfg: cfg, name: name, log: cfg.Log.With("intake", cfg.Stream)}
 }
 
-// Intake's timing: how long it waits for a first message before asking the server again, what
-// a read's pull requests last and how often the server proves it alive (a dispatcher whose
-// consumer was lost with its server reads again after two silent heartbeats), how long it
-// waits after a failed batch.
+// Intake's timing: how long it waits for a first message before looking at the stream and the
+// partitions held; what a read's pull requests last; how often the server proves a read's
+// consumer alive; how often the consumer is recreated before the read gives up and starts over;
+// how long it waits after a failed read.
+//
+// The client library notices missing heartbeats only while a Next waits, once two heartbeats
+// are missed: an idle wait longer than two heartbeats is what makes a consumer lost with its
+// server (a memory consumer on a server that was restarted, while this dispatcher stays
+// connected to another) surface as an error. With a one-second heartbeat and a one-second wait,
+// a reader stalled for good after such a loss in the cluster chaos check. (The server takes
+// heartbeats of 500 ms and more.)
 const (
-	intakeIdle      = time.Second
+	intakeIdle      = 1500 * time.Millisecond
 	intakeExpiry    = 5 * time.Second
-	intakeHeartbeat = time.Second
+	intakeHeartbeat = 500 * time.Millisecond
+	intakeResets    = 2
 	intakeRetry     = time.Second
 	// batchTimeout bounds the handling of one batch (its lookups, its dead letters and its
 	// insert), which the end of the dispatcher does not interrupt: its deliveries are enqueued
 	// once committed, before the partition may pass to another dispatcher.
 	batchTimeout = 5 * time.Second
+	// looksToConfirm is how many looks in a row, one per idle wait, must find the stream ahead
+	// of the read (messages beyond what was read, yet none arrives) or behind it (its last
+	// sequence below what was read, and the message last read gone) before the read starts
+	// over. A stream's information right after a failover can be stale for a moment; a rewind
+	// taken from it would read again, and deliver again, events whose deliveries were pruned.
+	looksToConfirm = 2
 )
 
 // Run reads until ctx ends.
@@ -147,6 +166,8 @@ type reading struct {
 	stored  time.Time
 	pending bool
 	created time.Time // the stream's creation time
+	ahead   int       // looks in a row that found messages beyond last, none having come
+	behind  int       // looks in a row that found the stream's last sequence below last
 }
 
 // positionEvery is how often at most a read stores its positions after batches that created
@@ -180,7 +201,8 @@ func (in *Intake) read(ctx context.Context) error {
 	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos))), stored: time.Now(),
 		created: created}
 	cons, err := in.cfg.JS.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.last + 1})
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.last + 1,
+		MaxResetAttempts: intakeResets})
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
 	}
@@ -196,9 +218,11 @@ func (in *Intake) read(ctx context.Context) error {
 			return err
 		}
 		if len(msgs) == 0 {
-			if back, err := in.wentBack(ctx, r); err != nil || back {
+			if again, err := in.look(ctx, r); err != nil || again {
 				return err
 			}
+		} else {
+			r.ahead, r.behind = 0, 0
 		}
 		again, err := in.apply(ctx, r, msgs)
 		if err != nil || again {
@@ -209,36 +233,75 @@ func (in *Intake) read(ctx context.Context) error {
 }
 
 // rewind moves back the positions the stream no longer backs (adapters.Partitions.Rewind): it
-// was created again by an operator, or lost its last messages with a server, and the messages
-// it takes next get those sequences again, and are new. (JetStream does the same for a durable
-// consumer whose state is ahead of its stream.)
+// was created again by an operator, or, as the last read found (backTo), lost its last messages
+// with a server, and the messages it takes next get those sequences again, and are new.
+// (JetStream does the same for a durable consumer whose state is ahead of its stream.)
 func (in *Intake) rewind(ctx context.Context) (created time.Time, err error) {
 	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
 	}
 	info := s.CachedInfo()
-	last := info.State.LastSeq
+	if info.Created.IsZero() {
+		return time.Time{}, fmt.Errorf("looking up %s: its information has no creation time", in.cfg.Stream)
+	}
+	last := uint64(math.MaxInt64) // no position is above it
+	if in.backTo != nil {
+		last = *in.backTo
+	}
 	n, err := in.cfg.Positions.Rewind(ctx, in.cfg.Stream, info.Created, last)
 	if err != nil {
 		return time.Time{}, err
 	}
+	in.backTo = nil
 	if n > 0 {
 		in.log.Error("the stream was created again, or went back behind the positions read: reading its new messages",
-			"last_seq", last, "created", info.Created, "partitions", n)
+			"last_seq", info.State.LastSeq, "created", info.Created, "partitions", n)
 	}
 	return info.Created, nil
 }
 
-// wentBack tells, while the read waits for messages, whether the stream was created again or its
-// last sequence is now below what was read (the read starts over then, and rewinds).
-func (in *Intake) wentBack(ctx context.Context, r *reading) (bool, error) {
+// look, made each time the read has waited for messages in vain, tells whether the read must
+// start over: the stream was created again (a new creation time), or for looksToConfirm looks
+// in a row it held messages beyond what was read (the read's consumer is stuck: reading again
+// recreates it), or its last sequence was below what was read and the message last read was
+// gone (it lost its last messages: the next read moves the positions back to it, rewind).
+func (in *Intake) look(ctx context.Context, r *reading) (again bool, err error) {
 	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
 	if err != nil {
 		return false, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
 	}
 	info := s.CachedInfo()
-	return !info.Created.Equal(r.created) || info.State.LastSeq < r.last, nil
+	if info.Created.IsZero() {
+		return false, nil
+	}
+	if !info.Created.Equal(r.created) {
+		return true, nil
+	}
+	last := info.State.LastSeq
+	switch {
+	case last > r.last:
+		r.ahead, r.behind = r.ahead+1, 0
+	case last < r.last && r.last > 0:
+		r.ahead = 0
+		if _, err := s.GetMsg(ctx, r.last); errors.Is(err, jetstream.ErrMsgNotFound) {
+			r.behind++
+		} else {
+			r.behind = 0 // the message last read is there (or could not be looked at): stale information
+		}
+	default:
+		r.ahead, r.behind = 0, 0
+	}
+	switch {
+	case r.ahead >= looksToConfirm:
+		in.log.Warn("no message came while the stream holds more than was read: reading again",
+			"last_seq", last, "read", r.last)
+		return true, nil
+	case r.behind >= looksToConfirm:
+		in.backTo = &last
+		return true, nil
+	}
+	return false, nil
 }
 
 // next takes up to BatchSize messages: it waits intakeIdle for a first one, then what arrives

@@ -18,6 +18,7 @@ import (
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/migrate"
+	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
@@ -150,4 +151,50 @@ func startProcess(t *testing.T, bin string, env []string, healthAddr string) *ex
 		return nil
 	})
 	return cmd
+}
+
+// A dispatcher reads each event stream with an ordered consumer, which lives in the memory of
+// the server holding the stream. That server is restarted while the dispatcher stays connected
+// to another server of the cluster: its reader hears nothing about it (no message, no error,
+// the server forgot its pull requests) and must notice by itself, by the missing heartbeats,
+// and read on. (Before, one stalled for good after such a restart in the cluster chaos check.)
+func TestDispatcherReadsOnWhenTheServerHoldingItsReaderRestarts(t *testing.T) {
+	cluster := testkit.StartNATSCluster(t, 3)
+	h := startDispatcherOn(t, nil, cluster.URL(0))
+	holder := func() int {
+		t.Helper()
+		var at int
+		testkit.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+			s, err := h.js.Stream(context.Background(), "PAYMENTS")
+			if err != nil {
+				return err
+			}
+			info := s.CachedInfo()
+			if info.Cluster == nil || info.Cluster.Leader == "" {
+				return fmt.Errorf("PAYMENTS has no leader")
+			}
+			at = cluster.Index(info.Cluster.Leader)
+			return nil
+		})
+		return at
+	}
+	at := holder()
+	if at == 0 {
+		// The dispatcher must be connected to another server than the stream's.
+		if err := h.s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		h.s = svctest.StartOn(t, service.Options(h.cfg), h.s.DatabaseURL, cluster.URL(1))
+	}
+	rc := newReceiver(t)
+	h.configure("acme", rc.srv.URL, false)
+	h.publish(catalogueEvent(t, events.TypePaymentCreated, "acme"))
+	h.waitDeliveries("acme", 1, 1)
+
+	cluster.Restart(at)
+	if holder() != at {
+		t.Fatalf("PAYMENTS moved from server %d: an R1 stream stays where its files are", at)
+	}
+	h.publish(catalogueEvent(t, events.TypePaymentProcessing, "acme"))
+	h.waitDeliveries("acme", 2, 1)
 }

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -59,6 +60,12 @@ func trustedPool(t testing.TB) *x509.CertPool {
 
 func startDispatcher(t testing.TB, env map[string]string) *harness {
 	t.Helper()
+	return startDispatcherOn(t, env, testkit.NATS(t))
+}
+
+// startDispatcherOn starts a dispatcher on a fresh database and the NATS server at natsURL.
+func startDispatcherOn(t testing.TB, env map[string]string, natsURL string) *harness {
+	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	// The receivers are httptest servers on loopback and random ports.
@@ -72,7 +79,8 @@ func startDispatcher(t testing.TB, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	cfg = cfg.WithRootCAs(trustedPool(t))
-	s := svctest.Start(t, service.Options(cfg))
+	o := service.Options(cfg)
+	s := svctest.StartOn(t, o, testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations}), natsURL)
 	nc, js := testkit.JetStream(t, s.NATSURL)
 	return &harness{t: t, cfg: cfg, s: s, nc: nc, js: js, db: testkit.NewPool(t, s.DatabaseURL, migrations.Schema)}
 }
