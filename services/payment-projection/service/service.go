@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/config"
@@ -99,8 +100,16 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		return err
 	}
 	expirer := adapters.NewExpirer(rt.DB, pub, 100)
+	// A failed round may have published some of its payment.expired before it rolled back: the
+	// next round publishes them again, with the same event ids (de-duplicated).
+	failures := prometheus.NewCounter(prometheus.CounterOpts{Name: "payment_expiry_round_failures_total",
+		Help: "Expiry rounds that failed and were retried at the next tick."})
+	if err := rt.Registry.Register(failures); err != nil {
+		return err
+	}
 	rt.Go("expiry", func(ctx context.Context) error {
 		return expirer.Run(ctx, cfg.ExpiryInterval, func(err error) {
+			failures.Inc()
 			rt.Log.Warn("payment expiry failed; retrying at the next tick", "err", err)
 		})
 	})
