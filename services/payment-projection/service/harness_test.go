@@ -75,12 +75,19 @@ func (e *env) publishRaw(msg proto.Message) {
 // waitApplied waits until the projection has applied n distinct events.
 func (e *env) waitApplied(n int) {
 	e.t.Helper()
+	e.waitAppliedTo(func() int { return n })
+}
+
+// waitAppliedTo is waitApplied for a count that may grow while it waits: want is asked again at
+// each look.
+func (e *env) waitAppliedTo(want func() int) {
+	e.t.Helper()
 	testkit.WaitFor(e.t, 60*time.Second, 20*time.Millisecond, func() error {
 		var got int
 		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM projection_applied`).Scan(&got); err != nil {
 			return err
 		}
-		if got != n {
+		if n := want(); got != n {
 			return fmt.Errorf("%d of %d events applied", got, n)
 		}
 		return nil
