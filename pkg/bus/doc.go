@@ -4,13 +4,18 @@
 //     DEADLETTER, created or updated idempotently by every service at start.
 //   - ConsumerSpec and EnsurePullConsumer: durable pull consumers created up front, shared by
 //     every replica of a service.
-//   - BatchConsumer: the one consumer loop of the platform. It fetches what is available
+//   - BatchConsumer: the consumer loop of the durable consumers. It fetches what is available
 //     through one long-lived pull subscription (Fetcher), lets a BatchHandler screen the batch (decode, validate, look things up
 //     once per batch) and apply it in one transaction, then settles: acknowledges what was
 //     applied or skipped, dead-letters one by one, with the reason, what can never be
 //     applied, and hands the rest back to JetStream for redelivery. A poison message, a
 //     permanent error or a panic dead-letters the message that caused it and never blocks the
 //     messages behind it.
+//   - OrderedReader: the other way to read a stream, for a reader whose position lives in
+//     PostgreSQL with what the messages caused (the webhook dispatcher's intakes): an ordered
+//     consumer (no acknowledgements, no state on the server) read in batches from a sequence,
+//     that notices a consumer lost with its server, a stream created again and a stream that
+//     lost its last messages, and says when to read again from the stored position.
 //   - DeadLetterer: stores dead letters on deadletter.<durable> with Dlq-* headers, for
 //     payplat-ctl dlq to list, show, re-drive and purge.
 //   - Publisher and NewEventMessage: events published through Watermill's NATS publisher

@@ -115,33 +115,13 @@ func NewIntake(cfg IntakeConfig) *Intake {
 	return &Intake{cfg: cfg, name: name, log: cfg.Log.With("intake", cfg.Stream)}
 }
 
-// Intake's timing: how long it waits for a first message before looking at the stream and the
-// partitions held; what a read's pull requests last; how often the server proves a read's
-// consumer alive; how often the consumer is recreated before the read gives up and starts over;
-// how long it waits after a failed read.
-//
-// The client library notices missing heartbeats only while a Next waits, once two heartbeats
-// are missed: an idle wait longer than two heartbeats is what makes a consumer lost with its
-// server (a memory consumer on a server that was restarted, while this dispatcher stays
-// connected to another) surface as an error. With a one-second heartbeat and a one-second wait,
-// a reader stalled for good after such a loss in the cluster chaos check. (The server takes
-// heartbeats of 500 ms and more.)
+// intakeRetry is how long an intake waits after a failed read; batchTimeout bounds the
+// handling of one batch (its lookups, its dead letters and its insert), which the end of the
+// dispatcher does not interrupt: its deliveries are enqueued once committed, before the
+// partition may pass to another dispatcher.
 const (
-	intakeIdle      = 1500 * time.Millisecond
-	intakeExpiry    = 5 * time.Second
-	intakeHeartbeat = 500 * time.Millisecond
-	intakeResets    = 2
-	intakeRetry     = time.Second
-	// batchTimeout bounds the handling of one batch (its lookups, its dead letters and its
-	// insert), which the end of the dispatcher does not interrupt: its deliveries are enqueued
-	// once committed, before the partition may pass to another dispatcher.
+	intakeRetry  = time.Second
 	batchTimeout = 5 * time.Second
-	// looksToConfirm is how many looks in a row, one per idle wait, must find the stream ahead
-	// of the read (messages beyond what was read, yet none arrives) or behind it (its last
-	// sequence below what was read, and the message last read gone) before the read starts
-	// over. A stream's information right after a failover can be stale for a moment; a rewind
-	// taken from it would read again, and deliver again, events whose deliveries were pruned.
-	looksToConfirm = 2
 )
 
 // Run reads until ctx ends.
@@ -165,9 +145,6 @@ type reading struct {
 	last    uint64
 	stored  time.Time
 	pending bool
-	created time.Time // the stream's creation time
-	ahead   int       // looks in a row that found messages beyond last, none having come
-	behind  int       // looks in a row that found the stream's last sequence below last
 }
 
 // positionEvery is how often at most a read stores its positions after batches that created
@@ -198,31 +175,24 @@ func (in *Intake) read(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos))), stored: time.Now(),
-		created: created}
-	cons, err := in.cfg.JS.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.last + 1,
-		MaxResetAttempts: intakeResets})
+	r := &reading{parts: parts, pos: pos, gen: gen, last: slices.Min(slices.Collect(maps.Values(pos))), stored: time.Now()}
+	rd, err := bus.ReadOrdered(ctx, in.cfg.JS, in.cfg.Stream, r.last, created,
+		bus.OrderedOptions{BatchSize: in.cfg.BatchSize, Logger: in.log})
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
+		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(2*in.cfg.BatchSize), jetstream.PullExpiry(intakeExpiry),
-		jetstream.PullHeartbeat(intakeHeartbeat))
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
-	}
-	defer it.Stop()
+	defer rd.Stop()
 	for ctx.Err() == nil {
-		msgs, err := in.next(ctx, it)
-		if err != nil {
+		msgs, err := rd.Next(ctx)
+		var back *bus.WentBackError
+		switch {
+		case errors.As(err, &back):
+			in.backTo = &back.Last
+			return nil
+		case errors.Is(err, bus.ErrStreamRecreated), errors.Is(err, bus.ErrReadAgain):
+			return nil
+		case err != nil:
 			return err
-		}
-		if len(msgs) == 0 {
-			if again, err := in.look(ctx, r); err != nil || again {
-				return err
-			}
-		} else {
-			r.ahead, r.behind = 0, 0
 		}
 		again, err := in.apply(ctx, r, msgs)
 		if err != nil || again {
@@ -236,97 +206,25 @@ func (in *Intake) read(ctx context.Context) error {
 // was created again by an operator, or, as the last read found (backTo), lost its last messages
 // with a server, and the messages it takes next get those sequences again, and are new.
 // (JetStream does the same for a durable consumer whose state is ahead of its stream.)
-func (in *Intake) rewind(ctx context.Context) (created time.Time, err error) {
-	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
+func (in *Intake) rewind(ctx context.Context) (time.Time, error) {
+	created, lastSeq, err := bus.StreamCreated(ctx, in.cfg.JS, in.cfg.Stream)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
-	}
-	info := s.CachedInfo()
-	if info.Created.IsZero() {
-		return time.Time{}, fmt.Errorf("looking up %s: its information has no creation time", in.cfg.Stream)
+		return time.Time{}, err
 	}
 	last := uint64(math.MaxInt64) // no position is above it
 	if in.backTo != nil {
 		last = *in.backTo
 	}
-	n, err := in.cfg.Positions.Rewind(ctx, in.cfg.Stream, info.Created, last)
+	n, err := in.cfg.Positions.Rewind(ctx, in.cfg.Stream, created, last)
 	if err != nil {
 		return time.Time{}, err
 	}
 	in.backTo = nil
 	if n > 0 {
 		in.log.Error("the stream was created again, or went back behind the positions read: reading its new messages",
-			"last_seq", info.State.LastSeq, "created", info.Created, "partitions", n)
+			"last_seq", lastSeq, "created", created, "partitions", n)
 	}
-	return info.Created, nil
-}
-
-// look, made each time the read has waited for messages in vain, tells whether the read must
-// start over: the stream was created again (a new creation time), or for looksToConfirm looks
-// in a row it held messages beyond what was read (the read's consumer is stuck: reading again
-// recreates it), or its last sequence was below what was read and the message last read was
-// gone (it lost its last messages: the next read moves the positions back to it, rewind).
-func (in *Intake) look(ctx context.Context, r *reading) (again bool, err error) {
-	s, err := in.cfg.JS.Stream(ctx, in.cfg.Stream)
-	if err != nil {
-		return false, fmt.Errorf("looking up %s: %w", in.cfg.Stream, err)
-	}
-	info := s.CachedInfo()
-	if info.Created.IsZero() {
-		return false, nil
-	}
-	if !info.Created.Equal(r.created) {
-		return true, nil
-	}
-	last := info.State.LastSeq
-	switch {
-	case last > r.last:
-		r.ahead, r.behind = r.ahead+1, 0
-	case last < r.last && r.last > 0:
-		r.ahead = 0
-		if _, err := s.GetMsg(ctx, r.last); errors.Is(err, jetstream.ErrMsgNotFound) {
-			r.behind++
-		} else {
-			r.behind = 0 // the message last read is there (or could not be looked at): stale information
-		}
-	default:
-		r.ahead, r.behind = 0, 0
-	}
-	switch {
-	case r.ahead >= looksToConfirm:
-		in.log.Warn("no message came while the stream holds more than was read: reading again",
-			"last_seq", last, "read", r.last)
-		return true, nil
-	case r.behind >= looksToConfirm:
-		in.backTo = &last
-		return true, nil
-	}
-	return false, nil
-}
-
-// next takes up to BatchSize messages: it waits intakeIdle for a first one, then what arrives
-// within bus.Linger. No message and no error means none came.
-func (in *Intake) next(ctx context.Context, it jetstream.MessagesContext) ([]jetstream.Msg, error) {
-	wctx, cancel := context.WithTimeout(ctx, intakeIdle)
-	first, err := it.Next(jetstream.NextContext(wctx))
-	cancel()
-	if err != nil {
-		if bus.IsFetchTimeout(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading %s: %w", in.cfg.Stream, err)
-	}
-	msgs := []jetstream.Msg{first}
-	lctx, cancel := context.WithTimeout(ctx, bus.Linger)
-	defer cancel()
-	for len(msgs) < in.cfg.BatchSize {
-		m, err := it.Next(jetstream.NextContext(lctx))
-		if err != nil {
-			break
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs, nil
+	return created, nil
 }
 
 // apply applies a batch (msgs may be empty: then it only follows the set of partitions). It
