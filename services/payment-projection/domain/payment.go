@@ -66,6 +66,14 @@ type Key struct {
 	PaymentID   string
 }
 
+// Due is a PENDING payment past its deadline, as the expiry claims it.
+type Due struct {
+	Key          Key
+	MerchantID   string
+	AmountMicros int64
+	ExpiresAt    time.Time
+}
+
 // Less orders keys, so that transactions lock payments in one order.
 func (k Key) Less(o Key) bool {
 	return k.Compare(o) < 0

@@ -12,7 +12,7 @@ import (
 
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/payment-projection/adapters"
+	"github.com/payplat/platform/services/payment-projection/app/command"
 	"github.com/payplat/platform/services/payment-projection/domain"
 	"github.com/payplat/platform/services/payment-projection/service"
 )
@@ -65,7 +65,7 @@ func TestExpiryPublishesOncePerPaymentWithTwoReplicas(t *testing.T) {
 	cfg := service.Config{BatchSize: 50, ExpiryInterval: 10 * time.Millisecond, Workers: 2}
 	replicas := []*svctest.Started{e.start(cfg), e.start(cfg)}
 	expiredID := func(l *lifecycle) string {
-		return adapters.ExpiredEventID(domain.Key{CompanyID: l.company, Environment: l.env, PaymentID: l.payment}).String()
+		return command.ExpiredEventID(domain.Key{CompanyID: l.company, Environment: l.env, PaymentID: l.payment}).String()
 	}
 	seen := func(l *lifecycle) int {
 		mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"github.com/payplat/platform/pkg/svc"
 
 	"github.com/payplat/platform/services/payment-projection/adapters"
+	"github.com/payplat/platform/services/payment-projection/app/command"
 	"github.com/payplat/platform/services/payment-projection/migrations"
 	"github.com/payplat/platform/services/payment-projection/ports"
 )
@@ -99,7 +100,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	expirer := adapters.NewExpirer(rt.DB, pub, 100)
+	expire := command.NewExpirePaymentsHandler(adapters.NewDuePayments(rt.DB), pub, 100)
 	// A failed round may have published some of its payment.expired before it rolled back: the
 	// next round publishes them again, with the same event ids (de-duplicated).
 	failures := prometheus.NewCounter(prometheus.CounterOpts{Name: "payment_expiry_round_failures_total",
@@ -108,7 +109,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		return err
 	}
 	rt.Go("expiry", func(ctx context.Context) error {
-		return expirer.Run(ctx, cfg.ExpiryInterval, func(err error) {
+		return ports.RunExpiry(ctx, expire, cfg.ExpiryInterval, func(err error) {
 			failures.Inc()
 			rt.Log.Warn("payment expiry failed; retrying at the next tick", "err", err)
 		})
