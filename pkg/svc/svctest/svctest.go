@@ -30,8 +30,14 @@ type Started struct {
 // 200, and returns its runtime.
 func Start(t testing.TB, o svc.Options) *Started {
 	t.Helper()
+	return StartWithNATS(t, o, testkit.NATS(t))
+}
+
+// StartWithNATS is Start on the NATS server at natsURL (a cluster's server, for example).
+func StartWithNATS(t testing.TB, o svc.Options, natsURL string) *Started {
+	t.Helper()
 	dsn := testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations})
-	return StartOn(t, o, dsn, testkit.NATS(t))
+	return StartOn(t, o, dsn, natsURL)
 }
 
 // StartOn runs the service against an existing database and NATS server; tune adjusts the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
@@ -162,4 +163,60 @@ func expiryFailures(t *testing.T, s *svctest.Started) int {
 	}
 	t.Fatal("payment_expiry_round_failures_total is not registered")
 	return 0
+}
+
+// An expiry round whose publish fails rolls back: it is counted
+// (payment_expiry_round_failures_total), nothing is marked, and a round after the failure
+// publishes the payment.expired of every due payment; none is lost.
+func TestAFailedExpiryRoundIsCountedAndRetriedWithoutLosingAPayment(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	company := uuid.NewString()
+	deadline := time.Now().Add(3 * time.Second)
+	const n = 5
+	for range n {
+		l := newLifecycle(company, time.Now().Add(-time.Minute))
+		l.expires = deadline
+		e.publishRaw(l.created())
+	}
+	s := e.start(service.Config{BatchSize: 50, ExpiryInterval: 20 * time.Millisecond, Workers: 1})
+	e.waitApplied(n)
+	// The PAYMENTS stream takes no more messages: every round's publish fails.
+	stream, err := e.js.Stream(ctx, service.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := stream.CachedInfo().Config
+	full := open
+	full.MaxMsgs, full.Discard = int64(stream.CachedInfo().State.Msgs), jetstream.DiscardNew
+	if _, err := e.js.UpdateStream(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if f := expiryFailures(t, s); f < 2 {
+			return fmt.Errorf("%d failed expiry rounds", f)
+		}
+		return nil
+	})
+	var marked int
+	if err := e.db.QueryRow(ctx, `SELECT count(*) FROM payments WHERE expiry_published_at IS NOT NULL OR status <> 'CREATED'`).
+		Scan(&marked); err != nil || marked != 0 {
+		t.Fatalf("after failed rounds, %d payments marked or changed (%v), want 0", marked, err)
+	}
+	if _, err := e.js.UpdateStream(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	e.waitApplied(2 * n)
+	testkit.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		var expired int
+		if err := e.db.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'EXPIRED' AND expiry_published_at IS NOT NULL`).
+			Scan(&expired); err != nil {
+			return err
+		}
+		if expired != n {
+			return fmt.Errorf("%d of %d payments expired", expired, n)
+		}
+		return nil
+	})
 }

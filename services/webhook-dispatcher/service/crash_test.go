@@ -18,7 +18,6 @@ import (
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/migrate"
-	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
@@ -180,11 +179,7 @@ func TestDispatcherReadsOnWhenTheServerHoldingItsReaderRestarts(t *testing.T) {
 	}
 	at := holder()
 	if at == 0 {
-		// The dispatcher must be connected to another server than the stream's.
-		if err := h.s.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		h.s = svctest.StartOn(t, service.Options(h.cfg), h.s.DatabaseURL, cluster.URL(1))
+		h.restartOn(cluster.URL(1)) // the dispatcher must be connected to another server than the stream's
 	}
 	rc := newReceiver(t)
 	h.configure("acme", rc.srv.URL, false)

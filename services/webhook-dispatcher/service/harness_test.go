@@ -28,7 +28,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payplat/platform/pkg/events"
-	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
@@ -79,8 +78,7 @@ func startDispatcherOn(t testing.TB, env map[string]string, natsURL string) *har
 		t.Fatal(err)
 	}
 	cfg = cfg.WithRootCAs(trustedPool(t))
-	o := service.Options(cfg)
-	s := svctest.StartOn(t, o, testkit.NewDatabase(t, migrate.Set{Schema: o.Schema, Sources: o.Migrations}), natsURL)
+	s := svctest.StartWithNATS(t, service.Options(cfg), natsURL)
 	nc, js := testkit.JetStream(t, s.NATSURL)
 	return &harness{t: t, cfg: cfg, s: s, nc: nc, js: js, db: testkit.NewPool(t, s.DatabaseURL, migrations.Schema)}
 }
@@ -88,10 +86,17 @@ func startDispatcherOn(t testing.TB, env map[string]string, natsURL string) *har
 // restart stops the dispatcher and starts it again on the same database and NATS server.
 func (h *harness) restart() {
 	h.t.Helper()
+	h.restartOn(h.s.NATSURL)
+}
+
+// restartOn stops the dispatcher and starts it again on the same database, connected to the
+// NATS server at natsURL.
+func (h *harness) restartOn(natsURL string) {
+	h.t.Helper()
 	if err := h.s.Stop(); err != nil {
 		h.t.Fatalf("stopping the dispatcher: %v", err)
 	}
-	h.s = svctest.StartOn(h.t, service.Options(h.cfg), h.s.DatabaseURL, h.s.NATSURL)
+	h.s = svctest.StartOn(h.t, service.Options(h.cfg), h.s.DatabaseURL, natsURL)
 }
 
 // waitConsumed polls until the dispatcher has taken everything published so far: every
