@@ -74,7 +74,7 @@ bench: ## Run the benchmarks recorded in docs/BENCHMARKS.md (one after the other
 	$(MAKE) bench-dashboard
 
 bench-dashboard: ## Time every dashboard page with 10,000 merchants and 1,000,000 payments (docs/BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench DashboardPages -benchtime 200x -timeout 60m ./services/gateway/dashboard/
+	$(GO) test -run '^$$' -bench DashboardPages -benchtime 200x -timeout 60m ./services/gateway/ports/dashboard/
 
 screenshots: ## Write a screenshot of every dashboard page at 375 and 1440 px into docs/dashboard/
 	@bash scripts/ensure-chromium.sh

@@ -16,7 +16,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // fanoutTarget is issue 20's target 3: the stack at full speed runs at 0.6 of the raw fan-out

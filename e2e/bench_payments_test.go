@@ -18,7 +18,7 @@ import (
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/natsauth"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // The shape of the end-to-end payments load: real companies and merchants, created through the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/natsauth"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // BenchmarkReplicas (issue 15): what a second process of every service costs or gains, in

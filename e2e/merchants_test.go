@@ -22,7 +22,7 @@ import (
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	sessionkeyv1 "github.com/payplat/platform/proto-events/gen/payplat/session_key/v1"
 	"github.com/payplat/platform/services/devstack"
-	merchantwallet "github.com/payplat/platform/services/merchant/wallet"
+	merchantwallet "github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 func meta(companyID, env string) *commonv1.EventMeta {

@@ -27,7 +27,7 @@ import (
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	treasuryv1 "github.com/payplat/platform/proto-events/gen/payplat/treasury/v1"
 	"github.com/payplat/platform/services/ctl/commands"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // The issue-7 proofs, against the real stack: the operator CLI (payplat-ctl) runs in process

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/payplat/platform/pkg/natsx"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // Publisher publishes events the way a careful internal team does: protobuf with

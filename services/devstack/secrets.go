@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/payplat/platform/services/merchant/wallet"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 // SecretsFile is the name, under DATA_DIR, of the file that keeps the generated secrets.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 	merchant "github.com/payplat/platform/services/merchant/service"
-	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 func TestLoadSecretsGeneratesOnceAndKeeps(t *testing.T) {

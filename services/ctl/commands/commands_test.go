@@ -13,8 +13,8 @@ import (
 
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/ctl/commands"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }

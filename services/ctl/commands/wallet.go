@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/payplat/platform/services/merchant/wallet"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 // maxSeedInput bounds what is read of standard input: a hex seed is at most 128 characters.

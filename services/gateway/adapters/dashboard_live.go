@@ -13,7 +13,7 @@ import (
 
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/services/gateway/domain"
-	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
+	webhookapi "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
 // liveBuffer bounds the events waiting for one slow dashboard; past it events are dropped, which
@@ -140,13 +140,13 @@ func liveEvent(kind string, m jetstream.Msg) domain.LiveEvent {
 // announcements subscribes to the core NATS hints about the tenant: webhook outcomes, and key
 // rolls of its company (the body of a roll announcement is the company id).
 func (l *LiveEvents) announcements(env, company string, emit func(domain.LiveEvent)) (func(), error) {
-	subject, ok := outcomes.Subject(env, company)
+	subject, ok := webhookapi.OutcomeSubject(env, company)
 	if !ok {
 		return nil, fmt.Errorf("no outcome subject for company %q", company)
 	}
 	hooks, err := l.nc.Subscribe(subject, func(m *nats.Msg) {
 		ev := domain.LiveEvent{Kind: domain.LiveWebhook}
-		if o, err := outcomes.Parse(m.Data); err == nil {
+		if o, err := webhookapi.ParseOutcome(m.Data); err == nil {
 			ev.Type, ev.ID, ev.Status = o.EventType, o.DeliveryID, o.Status
 		}
 		emit(ev)

@@ -14,7 +14,7 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/gateway/adapters"
 	"github.com/payplat/platform/services/gateway/domain"
-	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
+	webhookapi "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
 
 // liveBus is a JetStream server with the platform's streams, and a feed on it.
@@ -49,10 +49,10 @@ func TestLiveEventsFollowOneTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hooks, _ := outcomes.Subject("test", company)
-	otherHooks, _ := outcomes.Subject("test", other)
-	_ = nc.Publish(otherHooks, outcomes.Outcome{DeliveryID: "theirs"}.Marshal())
-	_ = nc.Publish(hooks, outcomes.Outcome{DeliveryID: "d1", EventType: "payment.created", Status: "SUCCESS"}.Marshal())
+	hooks, _ := webhookapi.OutcomeSubject("test", company)
+	otherHooks, _ := webhookapi.OutcomeSubject("test", other)
+	_ = nc.Publish(otherHooks, webhookapi.Outcome{DeliveryID: "theirs"}.Marshal())
+	_ = nc.Publish(hooks, webhookapi.Outcome{DeliveryID: "d1", EventType: "payment.created", Status: "SUCCESS"}.Marshal())
 	_ = nc.Publish(adapters.KeysRevokedSubject, []byte(other))
 	_ = nc.Publish(adapters.KeysRevokedSubject, []byte(company))
 	got := map[string]int{}

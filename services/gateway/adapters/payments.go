@@ -26,7 +26,7 @@ const DefaultPublishTimeout = 2 * time.Second
 // are events published to the PAYMENTS stream, in an admission transaction that holds the
 // merchant's row (payments_publish.go, command.PaymentWriter); a request then waits until the
 // projection shows them: it subscribes to the projection's core NATS announcement for the
-// payment (notify.Subject) before publishing and re-reads the table on each announcement, so the
+// payment (projectionapi.AppliedSubject) before publishing and re-reads the table on each announcement, so the
 // wait ends as soon as the row is there, without polling.
 type Payments struct {
 	db  *pgxpool.Pool

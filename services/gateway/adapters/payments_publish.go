@@ -16,7 +16,7 @@ import (
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/domain"
-	"github.com/payplat/platform/services/payment-projection/notify"
+	projectionapi "github.com/payplat/platform/services/payment-projection/api"
 )
 
 // The mechanics of a payment's creation (command.PaymentWriter): the admission transaction, the
@@ -93,12 +93,12 @@ func (a *Payments) Publish(ctx context.Context, ev domain.PaymentEvent) error {
 }
 
 // Watch subscribes to the payment-projection's core NATS announcement for the payment
-// (notify.Subject), which it publishes after each batch that applied events of it.
+// (projectionapi.AppliedSubject), which it publishes after each batch that applied events of it.
 func (a *Payments) Watch(p domain.Principal, paymentID string) (command.PaymentAnnouncements, error) {
 	if a.nc == nil {
 		return nil, domain.ErrPaymentsUnavailable
 	}
-	subject, _ := notify.Subject(string(p.Environment), p.CompanyID.String(), paymentID)
+	subject, _ := projectionapi.AppliedSubject(string(p.Environment), p.CompanyID.String(), paymentID)
 	sub, err := a.nc.SubscribeSync(subject)
 	if err != nil {
 		return nil, fmt.Errorf("%w: subscribing: %v", domain.ErrPaymentsUnavailable, err)

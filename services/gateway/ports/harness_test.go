@@ -19,10 +19,10 @@ import (
 	"github.com/payplat/platform/pkg/health"
 	"github.com/payplat/platform/pkg/logx"
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
 	"github.com/payplat/platform/services/gateway/ports"
 	"github.com/payplat/platform/services/gateway/service"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/service"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 )
 
 func init() { testkit.RegisterHelper("gateway-killed-mid-payment", gatewayKilledMidPayment) }

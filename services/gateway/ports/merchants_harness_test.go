@@ -20,9 +20,9 @@ import (
 	"github.com/payplat/platform/services/gateway/migrations"
 	merchantadapters "github.com/payplat/platform/services/merchant/adapters"
 	merchantapp "github.com/payplat/platform/services/merchant/app"
+	merchantwallet "github.com/payplat/platform/services/merchant/domain/wallet"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	merchantservice "github.com/payplat/platform/services/merchant/service"
-	merchantwallet "github.com/payplat/platform/services/merchant/wallet"
 )
 
 // merchantStack is the real gateway (service.New, served on a loopback port) and the real

@@ -7,8 +7,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/api"
-	"github.com/payplat/platform/services/gateway/apidocs"
 	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/services/gateway/ports/apidocs"
 )
 
 // docsRoutes serves the API's own contract (issue 17): the OpenAPI document the tests validate

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 )
 
 // BenchmarkPaymentsList measures GET /payments?limit=50 through the real gateway over

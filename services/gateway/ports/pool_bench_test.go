@@ -11,8 +11,8 @@ import (
 
 	"github.com/payplat/platform/pkg/migrate"
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/migrations"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 	poolservice "github.com/payplat/platform/services/pool/service"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
-	"github.com/payplat/platform/services/gateway/gatewaytest"
 	"github.com/payplat/platform/services/gateway/service"
+	"github.com/payplat/platform/services/gateway/service/gatewaytest"
 )
 
 // stack is the real gateway service and a JetStream handle on its NATS server: what the stacks

@@ -10,8 +10,8 @@ import (
 
 	"github.com/payplat/platform/services/gateway/adapters"
 	"github.com/payplat/platform/services/gateway/app"
-	"github.com/payplat/platform/services/gateway/dashboard"
 	"github.com/payplat/platform/services/gateway/ports"
+	"github.com/payplat/platform/services/gateway/ports/dashboard"
 )
 
 // services are the adapters behind the use cases of the API's routes (newApplication); the

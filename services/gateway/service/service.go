@@ -29,9 +29,9 @@ import (
 	"github.com/payplat/platform/services/gateway/app"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
-	"github.com/payplat/platform/services/gateway/dashboard"
 	"github.com/payplat/platform/services/gateway/migrations"
 	"github.com/payplat/platform/services/gateway/ports"
+	"github.com/payplat/platform/services/gateway/ports/dashboard"
 )
 
 // Service is a running gateway: its connections and its bound HTTP listener.

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/services/merchant/app"
-	"github.com/payplat/platform/services/merchant/wallet"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 // HDWalletProvider provisions EVM wallets by BIP-32 public derivation from one account-level

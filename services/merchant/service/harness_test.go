@@ -24,9 +24,9 @@ import (
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
 	"github.com/payplat/platform/services/merchant/app"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 	"github.com/payplat/platform/services/merchant/migrations"
 	"github.com/payplat/platform/services/merchant/service"
-	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }

@@ -14,9 +14,9 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 	"github.com/payplat/platform/services/merchant/migrations"
 	"github.com/payplat/platform/services/merchant/service"
-	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 // The service migrates its schema, provisions the streams, becomes ready and stops cleanly.

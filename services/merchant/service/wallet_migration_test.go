@@ -23,9 +23,9 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 	"github.com/payplat/platform/services/merchant/migrations"
 	"github.com/payplat/platform/services/merchant/service"
-	"github.com/payplat/platform/services/merchant/wallet"
 )
 
 // legacyWallet is a wallet as the provider made it before the account split: index i of one

@@ -13,9 +13,9 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/projection"
 
-	"github.com/payplat/platform/services/payment-projection/loadgen"
 	"github.com/payplat/platform/services/payment-projection/ports"
 	"github.com/payplat/platform/services/payment-projection/service"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // BenchmarkProjectionApply measures how fast the projection applies payment lifecycles

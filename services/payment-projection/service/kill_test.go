@@ -16,10 +16,10 @@ import (
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/svc/svctest"
 	"github.com/payplat/platform/pkg/testkit"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
 	"github.com/payplat/platform/services/payment-projection/migrations"
 	"github.com/payplat/platform/services/payment-projection/ports"
 	"github.com/payplat/platform/services/payment-projection/service"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 func init() { testkit.RegisterHelper("projection-killed-mid-batch", projectionKilledMidBatch) }

@@ -1,6 +1,7 @@
 // Package api is the webhook-dispatcher's request-reply service over NATS (a nats.go micro
 // service named "webhooks", queue group "webhooks"): the subjects, the JSON requests and
-// replies, the error codes, and the client the gateway uses.
+// replies, the error codes, and the client the gateway uses; and the subjects on which it
+// announces each recorded delivery attempt (outcomes.go).
 //
 // pkg/natsauth grants each subject by name, so a new endpoint needs a permission there too.
 package api

@@ -9,7 +9,6 @@ import (
 
 	"github.com/payplat/platform/pkg/testkit"
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
-	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
 )
 
 // Every recorded attempt is announced on its own company's outcome subject, the first attempt
@@ -19,8 +18,8 @@ func TestRecordedAttemptsAreAnnouncedToTheirCompanyOnly(t *testing.T) {
 	rc := newReceiver(t)
 	rc.respond = func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }
 	h.configure("acme", rc.srv.URL+"/hooks", false)
-	acme, _ := outcomes.Subject("test", "acme")
-	other, _ := outcomes.Subject("test", "other")
+	acme, _ := api.OutcomeSubject("test", "acme")
+	other, _ := api.OutcomeSubject("test", "other")
 	heard := make(chan *nats.Msg, 16)
 	for _, subject := range []string{acme, other} {
 		sub, err := h.nc.ChanSubscribe(subject, heard)
@@ -52,13 +51,13 @@ func TestRecordedAttemptsAreAnnouncedToTheirCompanyOnly(t *testing.T) {
 }
 
 // nextOutcome waits for the next announcement and requires it on subject.
-func nextOutcome(t *testing.T, heard <-chan *nats.Msg, subject string) outcomes.Outcome {
+func nextOutcome(t *testing.T, heard <-chan *nats.Msg, subject string) api.Outcome {
 	t.Helper()
 	m := testkit.Receive(t, heard, 30*time.Second, "announcement")
 	if m.Subject != subject {
 		t.Fatalf("announcement on %s, want %s", m.Subject, subject)
 	}
-	o, err := outcomes.Parse(m.Data)
+	o, err := api.ParseOutcome(m.Data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func codeBlock(t *testing.T, lang string) string {
 	t.Helper()
 	// docs/webhooks.md of the repository, through a symlink inside this module (go test only
 	// caches on files under the module root).
-	doc, err := os.ReadFile("../docs/webhooks.md")
+	doc, err := os.ReadFile("testdata/webhooks.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/payplat/platform/pkg/projection"
 	"github.com/payplat/platform/pkg/svc"
 	"github.com/payplat/platform/services/webhook-dispatcher/adapters"
+	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
 	"github.com/payplat/platform/services/webhook-dispatcher/app/command"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 	"github.com/payplat/platform/services/webhook-dispatcher/migrations"
-	"github.com/payplat/platform/services/webhook-dispatcher/outcomes"
 	"github.com/payplat/platform/services/webhook-dispatcher/ports"
 )
 
@@ -100,11 +100,11 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 // fire-and-forget: the delivery log is the truth, the announcement only wakes the dashboard).
 func announcer(rt *svc.Runtime) func(c domain.Claim, status string, attempts int) {
 	return func(c domain.Claim, status string, attempts int) {
-		subject, ok := outcomes.Subject(c.Environment, c.CompanyID)
+		subject, ok := api.OutcomeSubject(c.Environment, c.CompanyID)
 		if !ok {
 			return
 		}
-		o := outcomes.Outcome{DeliveryID: c.ID.String(), EventType: c.EventType, Status: status, Attempts: attempts}
+		o := api.Outcome{DeliveryID: c.ID.String(), EventType: c.EventType, Status: status, Attempts: attempts}
 		if err := rt.NC.Publish(subject, o.Marshal()); err != nil {
 			rt.Log.Debug("announcing webhook outcome", "delivery_id", c.ID, "err", err)
 		}

@@ -48,7 +48,7 @@ import (
 
 	"github.com/payplat/platform/pkg/natsauth"
 	"github.com/payplat/platform/pkg/natsx"
-	"github.com/payplat/platform/services/payment-projection/loadgen"
+	"github.com/payplat/platform/services/payment-projection/service/loadgen"
 )
 
 // config is what the run needs; the credentials file fills what the flags leave empty.

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // BIP-32 fingerprints are defined on RIPEMD-160.
 
-	"github.com/payplat/platform/services/merchant/wallet"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 const h = wallet.HardenedOffset

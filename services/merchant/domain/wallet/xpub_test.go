@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payplat/platform/services/merchant/wallet"
+	"github.com/payplat/platform/services/merchant/domain/wallet"
 )
 
 // Every step of the BIP-32 test vectors: the private key's public half serialises to the
