@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -236,7 +237,11 @@ func Projected(ctx context.Context, db *pgxpool.Pool, ps []Payment) ([]int, erro
 		companies, envs = append(companies, p.CompanyID), append(envs, p.Environment)
 		merchants, ids = append(merchants, p.MerchantID), append(ids, p.PaymentID)
 	}
-	rows, err := db.Query(ctx, projectedQuery, companies, envs, merchants, ids)
+	// Planned at each poll (an unnamed statement), not once: a plan cached while the read tables
+	// were nearly empty scans them whole once they have grown, until autovacuum's first ANALYZE
+	// of them (a minute or more) invalidates it, and the poller then loads the machine it
+	// measures (a paced part run on its own, on fresh tables, saw lags of 28 s so).
+	rows, err := db.Query(ctx, projectedQuery, pgx.QueryExecModeExec, companies, envs, merchants, ids)
 	if err != nil {
 		return nil, fmt.Errorf("looking the payments up in the read tables: %w", err)
 	}
