@@ -276,12 +276,16 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 	if err := noDeadLetters(ctx); err != nil {
 		b.Fatal(err)
 	}
-	lags := tracker.Lags()
+	lags, lows := tracker.Lags(), tracker.LowerLags()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(stats.Rate(), "published/s")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 0.50)), "lag-p50-ms")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 0.99)), "lag-p99-ms")
 	b.ReportMetric(ms(loadgen.Percentile(lags, 1)), "lag-max-ms")
+	// The poller sees a payment projected between two polls: the lags above are the later
+	// poll's, these the earlier one's; the real percentiles lie between.
+	b.ReportMetric(ms(loadgen.Percentile(lows, 0.50)), "lag-p50-low-ms")
+	b.ReportMetric(ms(loadgen.Percentile(lows, 0.99)), "lag-p99-low-ms")
 	cpuTo := sampleCPU(ctx, pb.db)
 	pb.lagCPU[fraction] = cpuPerLifecycle(cpuFrom, cpuTo, b.N)
 	b.ReportMetric(pb.lagCPU[fraction], "cpu-ms/lifecycle")
@@ -294,9 +298,11 @@ func (pb *paymentsBench) runLag(b *testing.B, fraction float64) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s\n%s\n%s",
+		b.Logf("%d lifecycles at %.0f/s (asked %.0f/s) over %s, lag of %d sampled payments: p50 %s, p99 %s, max %s "+
+			"(at least p50 %s, p99 %s: the poll before)\n%s\n%s",
 			b.N, stats.Rate(), rate, stats.Elapsed.Round(time.Millisecond), len(lags), loadgen.Percentile(lags, 0.5),
-			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), cpuBreakdown(cpuFrom, cpuTo, b.N),
+			loadgen.Percentile(lags, 0.99), loadgen.Percentile(lags, 1), loadgen.Percentile(lows, 0.5),
+			loadgen.Percentile(lows, 0.99), cpuBreakdown(cpuFrom, cpuTo, b.N),
 			batches.since(batchesFrom))
 	}
 }

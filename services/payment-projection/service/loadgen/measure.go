@@ -123,7 +123,9 @@ func KeepTail(tail []Payment, p Payment, n int) []Payment {
 // merchant ledger PAYMENT entry (found through its source key payment:<payment id>). Run polls
 // the payments still outstanding with one indexed query (Projected); a payment's lag is the
 // start of the first poll whose snapshot shows all three, so it is an upper bound, at most one
-// pause plus one query time above the real one.
+// pause plus one query time above the real one. LowerLags gives the other end: the start of
+// the last poll that did not show the payment projected (zero when none looked), so that the
+// real lag of each payment, and each percentile of them, lies between the two.
 //
 // The poller must not load the machine it measures: SampleEvery tracks one payment in so many,
 // and the pause between polls grows to twice the last query's duration when that is longer
@@ -137,8 +139,14 @@ type LagTracker struct {
 
 	mu          sync.Mutex
 	offered     int
-	outstanding map[Payment]time.Time
-	lags        []time.Duration
+	outstanding map[Payment]*pending
+	lags, lows  []time.Duration
+}
+
+// pending is a tracked payment not yet seen fully projected: when its payment.confirmed was
+// published, and the snapshot time of the last poll that found it not projected.
+type pending struct {
+	published, missed time.Time
 }
 
 // Track registers a payment whose payment.confirmed was published at.
@@ -150,9 +158,9 @@ func (l *LagTracker) Track(p Payment, at time.Time) {
 		return
 	}
 	if l.outstanding == nil {
-		l.outstanding = map[Payment]time.Time{}
+		l.outstanding = map[Payment]*pending{}
 	}
-	l.outstanding[p] = at
+	l.outstanding[p] = &pending{published: at}
 }
 
 // Outstanding is the number of tracked payments not yet seen fully projected.
@@ -162,11 +170,20 @@ func (l *LagTracker) Outstanding() int {
 	return len(l.outstanding)
 }
 
-// Lags returns the lags measured so far, sorted.
+// Lags returns the lags measured so far (their upper bounds), sorted.
 func (l *LagTracker) Lags() []time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := slices.Clone(l.lags)
+	slices.Sort(out)
+	return out
+}
+
+// LowerLags returns the lower bounds of the lags measured so far, sorted.
+func (l *LagTracker) LowerLags() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.lows)
 	slices.Sort(out)
 	return out
 }
@@ -218,9 +235,18 @@ func (l *LagTracker) poll(ctx context.Context, db *pgxpool.Pool) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	projected := make([]bool, len(batch))
 	for _, i := range seen {
-		p := batch[i]
-		l.lags = append(l.lags, at.Sub(l.outstanding[p]))
+		projected[i] = true
+	}
+	for i, p := range batch {
+		t := l.outstanding[p]
+		if !projected[i] {
+			t.missed = at
+			continue
+		}
+		l.lags = append(l.lags, at.Sub(t.published))
+		l.lows = append(l.lows, max(0, t.missed.Sub(t.published)))
 		delete(l.outstanding, p)
 	}
 	return nil
