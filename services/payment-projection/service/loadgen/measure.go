@@ -195,6 +195,7 @@ func (l *LagTracker) Run(ctx context.Context, db *pgxpool.Pool, done <-chan stru
 	if every <= 0 {
 		every = 15 * time.Millisecond
 	}
+	projected := func(ctx context.Context, ps []Payment) ([]int, error) { return Projected(ctx, db, ps) }
 	finished := false
 	for {
 		select {
@@ -203,7 +204,7 @@ func (l *LagTracker) Run(ctx context.Context, db *pgxpool.Pool, done <-chan stru
 		default:
 		}
 		start := time.Now()
-		if err := l.poll(ctx, db); err != nil {
+		if err := l.poll(ctx, projected); err != nil {
 			return err
 		}
 		pause := max(every, 2*time.Since(start))
@@ -218,7 +219,9 @@ func (l *LagTracker) Run(ctx context.Context, db *pgxpool.Pool, done <-chan stru
 	}
 }
 
-func (l *LagTracker) poll(ctx context.Context, db *pgxpool.Pool) error {
+// poll asks projected (Projected, on the read tables) which outstanding payments are fully
+// projected, and records the lags of those that are.
+func (l *LagTracker) poll(ctx context.Context, projected func(context.Context, []Payment) ([]int, error)) error {
 	l.mu.Lock()
 	batch := make([]Payment, 0, len(l.outstanding))
 	for p := range l.outstanding {
@@ -229,19 +232,19 @@ func (l *LagTracker) poll(ctx context.Context, db *pgxpool.Pool) error {
 		return nil
 	}
 	at := time.Now()
-	seen, err := Projected(ctx, db, batch)
+	seen, err := projected(ctx, batch)
 	if err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	projected := make([]bool, len(batch))
+	done := make([]bool, len(batch))
 	for _, i := range seen {
-		projected[i] = true
+		done[i] = true
 	}
 	for i, p := range batch {
 		t := l.outstanding[p]
-		if !projected[i] {
+		if !done[i] {
 			t.missed = at
 			continue
 		}
