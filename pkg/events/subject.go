@@ -85,12 +85,19 @@ func checkEnv(env string) string {
 	return ""
 }
 
+// IsToken reports whether s can stand as one token of a NATS subject: not empty, and without
+// '.', '*', '>', whitespace or control characters. Company ids, environments and the ids in
+// the platform's notification subjects must be tokens.
+func IsToken(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ".*>") && !hasSpaceOrControl(s)
+}
+
 // checkCompanyID returns why id cannot be a company id (a subject token), or "".
 func checkCompanyID(id string) string {
 	if id == "" {
 		return "is required"
 	}
-	if strings.ContainsAny(id, ".*>") || hasSpaceOrControl(id) {
+	if !IsToken(id) {
 		return fmt.Sprintf("%q must not contain '.', '*', '>', whitespace or control characters", id)
 	}
 	return ""

@@ -106,3 +106,19 @@ func TestSubjectForRejects(t *testing.T) {
 		})
 	}
 }
+
+// A token is what one place of a subject can hold: an id, never a separator, a wildcard, a
+// space or a control character (in ASCII or beyond it).
+func TestIsTokenRefusesSeparatorsWildcardsSpacesAndControls(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"test", "3f2a9c1e-0000-4000-8000-000000000001", "société"} {
+		if !IsToken(ok) {
+			t.Errorf("IsToken(%q) = false, want true", ok)
+		}
+	}
+	for _, bad := range []string{"", "a.b", "a*", ">", "a b", "a\tb", "a\nb", "a\x00b", "a\x7fb", "a\u00a0b", "a\u2028b"} {
+		if IsToken(bad) {
+			t.Errorf("IsToken(%q) = true, want false", bad)
+		}
+	}
+}

@@ -6,7 +6,7 @@
 // reads there. They let the gateway wait for the projection without polling.
 package api
 
-import "strings"
+import "github.com/payplat/platform/pkg/events"
 
 // AppliedPrefix starts every notification subject. It is outside every JetStream stream's
 // subjects.
@@ -16,7 +16,7 @@ const AppliedPrefix = "_payplat.payment_applied"
 // cannot form a subject (a payment id with '.', '*', '>' or whitespace gets no notifications).
 func AppliedSubject(environment, companyID, paymentID string) (string, bool) {
 	for _, tok := range []string{environment, companyID, paymentID} {
-		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+		if !events.IsToken(tok) {
 			return "", false
 		}
 	}

@@ -4,11 +4,11 @@ package domain
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 )
 
@@ -28,7 +28,7 @@ type ID struct {
 
 // NewID validates a pool id.
 func NewID(companyID, environment string) (ID, error) {
-	if companyID == "" || strings.ContainsAny(companyID, ".*> \t\r\n") {
+	if !events.IsToken(companyID) {
 		return ID{}, fmt.Errorf("%w: company id %q", ErrInvalidPool, companyID)
 	}
 	if environment != "test" && environment != "live" {

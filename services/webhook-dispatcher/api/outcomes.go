@@ -2,7 +2,8 @@ package api
 
 import (
 	"encoding/json"
-	"strings"
+
+	"github.com/payplat/platform/pkg/events"
 )
 
 // OutcomePrefix starts the core NATS subjects on which the webhook-dispatcher announces each
@@ -16,7 +17,7 @@ const OutcomePrefix = "_payplat.webhook_outcome"
 // when the ids cannot form a subject.
 func OutcomeSubject(environment, companyID string) (string, bool) {
 	for _, tok := range []string{environment, companyID} {
-		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+		if !events.IsToken(tok) {
 			return "", false
 		}
 	}

@@ -171,19 +171,15 @@ func (l *LagTracker) Outstanding() int {
 }
 
 // Lags returns the lags measured so far (their upper bounds), sorted.
-func (l *LagTracker) Lags() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := slices.Clone(l.lags)
-	slices.Sort(out)
-	return out
-}
+func (l *LagTracker) Lags() []time.Duration { return l.sorted(&l.lags) }
 
 // LowerLags returns the lower bounds of the lags measured so far, sorted.
-func (l *LagTracker) LowerLags() []time.Duration {
+func (l *LagTracker) LowerLags() []time.Duration { return l.sorted(&l.lows) }
+
+func (l *LagTracker) sorted(ds *[]time.Duration) []time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := slices.Clone(l.lows)
+	out := slices.Clone(*ds)
 	slices.Sort(out)
 	return out
 }
