@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/adapters"
 	"github.com/payplat/platform/services/gateway/domain"
 	poolapi "github.com/payplat/platform/services/pool/api"
@@ -61,7 +62,7 @@ func TestCommandErrorsBecomeGatewayErrors(t *testing.T) {
 		webhookapi.Subject(webhookapi.EndpointConfig): {"409", `{"message":"in flight"}`},
 	})
 	pool, w := adapters.NewPoolCommands(nc), adapters.NewWebhooks(nil, nc)
-	var invalid *domain.ValidationError
+	var invalid *validation.Error
 	if err := settings(pool); !errors.As(err, &invalid) || invalid.Field != "low_threshold" || invalid.Message != "too low" {
 		t.Errorf("pool validation error: %v", err)
 	}

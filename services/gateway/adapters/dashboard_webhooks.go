@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -89,7 +90,7 @@ func (w *Webhooks) LogPage(ctx context.Context, p domain.Principal, status strin
 	if after != nil {
 		u, err := uuid.Parse(after.ID)
 		if err != nil {
-			return nil, nil, domain.Invalid("after", "is not a position in the log")
+			return nil, nil, validation.Invalid("after", "is not a position in the log")
 		}
 		query = `SELECT ` + webhookLogColumns + `, created_at FROM webhooks.deliveries
         WHERE company_id = $1 AND environment = $2 AND ($3 = '' OR status = $3) AND (created_at, id) < ($5, $6)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/merchant/api"
 )
@@ -119,7 +120,7 @@ func merchantError(err error) error {
 	}
 	switch e.Code {
 	case api.CodeValidation:
-		return &domain.ValidationError{Field: e.Field, Message: e.Message}
+		return &validation.Error{Field: e.Field, Message: e.Message}
 	case api.CodeDuplicate:
 		return domain.ErrDuplicateResource
 	case api.CodeNotFound:

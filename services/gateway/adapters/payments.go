@@ -14,6 +14,7 @@ import (
 
 	"github.com/payplat/platform/pkg/bus"
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -83,7 +84,7 @@ var paymentListQueries = func() map[string]string {
 func (a *Payments) List(ctx context.Context, p domain.Principal, f domain.PaymentFilter) ([]domain.Payment, bool, error) {
 	query, ok := paymentListQueries[f.Status]
 	if !ok {
-		return nil, false, domain.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
+		return nil, false, validation.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
 	}
 	rows, err := a.db.Query(ctx, query, p.CompanyID.String(), string(p.Environment), f.Limit+1, f.Offset)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	poolapi "github.com/payplat/platform/services/pool/api"
 )
@@ -74,7 +75,7 @@ func poolError(subject string, err error) error {
 	}
 	switch e.Code {
 	case poolapi.CodeValidation:
-		return domain.Invalid(e.Field, e.Message)
+		return validation.Invalid(e.Field, e.Message)
 	case poolapi.CodeTestModeOnly:
 		return domain.ErrPoolTestModeOnly
 	case poolapi.CodeUnavailable, poolapi.CodeServiceUnavailable:

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	poolapi "github.com/payplat/platform/services/pool/api"
 )
@@ -78,7 +79,7 @@ func (r *PoolReader) Transactions(ctx context.Context, company uuid.UUID, env do
 	f domain.PoolTransactionFilter) (domain.PoolTransactionPage, error) {
 	col, ok := countColumns[f.Type]
 	if !ok {
-		return domain.PoolTransactionPage{}, domain.Invalid("type", "unknown transaction type")
+		return domain.PoolTransactionPage{}, validation.Invalid("type", "unknown transaction type")
 	}
 	page := domain.PoolTransactionPage{Transactions: []domain.PoolTransaction{}}
 	err := pgx.BeginTxFunc(ctx, r.db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	webhookapi "github.com/payplat/platform/services/webhook-dispatcher/api"
 )
@@ -106,7 +107,7 @@ func webhookError(err error) error {
 	}
 	switch e.Code {
 	case webhookapi.CodeInvalid:
-		return domain.Invalid(e.Field, e.Message)
+		return validation.Invalid(e.Field, e.Message)
 	case webhookapi.CodeNotFound:
 		return domain.ErrNotFound
 	case webhookapi.CodeInFlight:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // KeyKind says what an API key may do: secret keys work on every management and dashboard
@@ -57,7 +58,7 @@ func ParseKeyType(s string) (KeyType, error) {
 			return t, nil
 		}
 	}
-	return KeyType{}, Invalid("kind_env", "must be one of sk_test, sk_live, pk_test, pk_live")
+	return KeyType{}, validation.Invalid("kind_env", "must be one of sk_test, sk_live, pk_test, pk_live")
 }
 
 const (

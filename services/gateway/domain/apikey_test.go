@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -72,7 +73,7 @@ func TestParseKeyType(t *testing.T) {
 			t.Errorf("ParseKeyType(%q) = %v, %v", kt, got, err)
 		}
 	}
-	var v *domain.ValidationError
+	var v *validation.Error
 	if _, err := domain.ParseKeyType("sk_prod"); !errors.As(err, &v) || v.Field != "kind_env" {
 		t.Errorf("ParseKeyType(sk_prod) = %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Company name length bounds, in characters, after trimming surrounding white space.
@@ -28,10 +29,10 @@ func NewCompany(name string, now time.Time) (Company, error) {
 	name = strings.TrimSpace(name)
 	n := utf8.RuneCountInString(name)
 	if n < MinCompanyNameLen || n > MaxCompanyNameLen {
-		return Company{}, Invalid("name", "must be between 2 and 200 characters")
+		return Company{}, validation.Invalid("name", "must be between 2 and 200 characters")
 	}
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return Company{}, Invalid("name", "must not contain control characters")
+		return Company{}, validation.Invalid("name", "must not contain control characters")
 	}
 	return Company{id: uuid.New(), name: name, createdAt: now.UTC().Truncate(time.Microsecond)}, nil
 }

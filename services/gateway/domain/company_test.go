@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -34,7 +35,7 @@ func TestNewCompany(t *testing.T) {
 			}
 			continue
 		}
-		var v *domain.ValidationError
+		var v *validation.Error
 		if !errors.As(err, &v) || v.Field != "name" {
 			t.Errorf("NewCompany(%q) error = %v, want validation error on name", tt.in, err)
 		}

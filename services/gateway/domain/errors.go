@@ -2,8 +2,6 @@ package domain
 
 import (
 	"errors"
-
-	"github.com/payplat/platform/pkg/validation"
 )
 
 // Sentinel errors of the gateway. The HTTP port maps each to a status and error code in one
@@ -20,10 +18,3 @@ var (
 	// ErrForbidden means the caller is authenticated but not allowed to do this.
 	ErrForbidden = errors.New("forbidden")
 )
-
-// ValidationError reports an input that cannot be accepted (the services share one, so that
-// every port maps it alike); Field names it as the client spelled it.
-type ValidationError = validation.Error
-
-// Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return validation.Invalid(field, message) }

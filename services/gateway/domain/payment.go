@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Errors of the payment endpoints; the error table of ports/errors.go maps them to HTTP.
@@ -74,16 +75,16 @@ type PaymentRequest struct {
 func NewPaymentRequest(merchantID string, amount *string, expiresInSeconds *int64) (PaymentRequest, error) {
 	req := PaymentRequest{MerchantID: merchantID, ExpiresIn: PaymentDefaultExpiry}
 	if amount == nil {
-		return PaymentRequest{}, Invalid("amount", "is required")
+		return PaymentRequest{}, validation.Invalid("amount", "is required")
 	}
 	a, err := money.Parse(*amount)
 	if err != nil || !a.IsPositive() {
-		return PaymentRequest{}, Invalid("amount", "must be a positive USDC amount with at most 6 decimals, for example \"12.50\"")
+		return PaymentRequest{}, validation.Invalid("amount", "must be a positive USDC amount with at most 6 decimals, for example \"12.50\"")
 	}
 	req.Amount = a.String()
 	if expiresInSeconds != nil {
 		if *expiresInSeconds < int64(PaymentMinExpiry/time.Second) || *expiresInSeconds > int64(PaymentMaxExpiry/time.Second) {
-			return PaymentRequest{}, Invalid("expires_in_seconds", "must be a whole number from 60 to 86400")
+			return PaymentRequest{}, validation.Invalid("expires_in_seconds", "must be a whole number from 60 to 86400")
 		}
 		req.ExpiresIn = time.Duration(*expiresInSeconds) * time.Second
 	}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
 // Native fuzz targets of every request decoder of the API (issue 17): JSON bodies and query
 // strings. `go test` runs their seeds; `make fuzz` runs each for a while with -fuzz. A decoder
-// may refuse anything, but only with a *domain.ValidationError (a 400 naming what is wrong),
+// may refuse anything, but only with a *validation.Error (a 400 naming what is wrong),
 // never by panicking or with another error (a 500); what it accepts respects the documented
 // bounds.
 
@@ -30,9 +31,9 @@ var bodySeeds = []string{
 // checkDecoded fails unless err is nil or a validation error.
 func checkDecoded(t *testing.T, body string, err error) {
 	t.Helper()
-	var v *domain.ValidationError
+	var v *validation.Error
 	if err != nil && !errors.As(err, &v) {
-		t.Fatalf("decoding %q: %T %v, want nil or a *domain.ValidationError", body, err, err)
+		t.Fatalf("decoding %q: %T %v, want nil or a *validation.Error", body, err, err)
 	}
 }
 

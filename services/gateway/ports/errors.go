@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -99,7 +100,7 @@ var errorTable = []errorEntry{
 	// and the use cases' common errors.
 	{match: isA[errRateLimited], Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
 		messageOf: textOf[errRateLimited]},
-	{match: isA[*domain.ValidationError], Status: http.StatusBadRequest, Code: "VALIDATION_ERROR",
+	{match: isA[*validation.Error], Status: http.StatusBadRequest, Code: "VALIDATION_ERROR",
 		messageOf: validationMessage, fieldOf: validationField},
 	{match: isA[*http.MaxBytesError], Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE",
 		Message: "request body exceeds 1 MiB"},
@@ -196,13 +197,13 @@ func textOf[T error](err error) string {
 func errorText(err error) string { return err.Error() }
 
 func validationMessage(err error) string {
-	var v *domain.ValidationError
+	var v *validation.Error
 	errors.As(err, &v)
 	return v.Message
 }
 
 func validationField(err error) string {
-	var v *domain.ValidationError
+	var v *validation.Error
 	errors.As(err, &v)
 	return v.Field
 }

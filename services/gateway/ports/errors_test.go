@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
 )
@@ -241,9 +242,9 @@ func errorCases() []errorCase {
 		// Every endpoint.
 		{name: "rate limited", err: ports.RateLimited("3"), status: 429, code: "RATE_LIMITED",
 			message: "too many requests: retry after 3 s"},
-		{name: "invalid field", err: domain.Invalid("amount", "is required"), status: 400, code: "VALIDATION_ERROR",
+		{name: "invalid field", err: validation.Invalid("amount", "is required"), status: 400, code: "VALIDATION_ERROR",
 			message: "is required", field: "amount"},
-		{name: "invalid request", err: domain.Invalid("", "give low_threshold, auto_top_up_enabled or both"), status: 400,
+		{name: "invalid request", err: validation.Invalid("", "give low_threshold, auto_top_up_enabled or both"), status: 400,
 			code: "VALIDATION_ERROR", message: "give low_threshold, auto_top_up_enabled or both"},
 		{name: "body too large", err: &http.MaxBytesError{Limit: ports.MaxBodyBytes}, status: 413, code: "PAYLOAD_TOO_LARGE",
 			message: "request body exceeds 1 MiB"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -155,14 +156,14 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, earlier *domain.
 
 func validIdempotencyKey(key string, count int) error {
 	if count > 1 {
-		return domain.Invalid("Idempotency-Key", "must be sent once")
+		return validation.Invalid("Idempotency-Key", "must be sent once")
 	}
 	if key == "" || len(key) > MaxIdempotencyKeyLen {
-		return domain.Invalid("Idempotency-Key", "must be 1 to 255 characters")
+		return validation.Invalid("Idempotency-Key", "must be 1 to 255 characters")
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < 0x20 || key[i] > 0x7e {
-			return domain.Invalid("Idempotency-Key", "must be printable ASCII")
+			return validation.Invalid("Idempotency-Key", "must be printable ASCII")
 		}
 	}
 	return nil

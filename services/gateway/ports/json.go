@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // MaxBodyBytes is the largest request body the gateway reads (1 MiB); larger bodies get 413.
@@ -45,11 +45,11 @@ func decodeJSONBody(body []byte, dst any) error {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &domain.ValidationError{Message: "request body must hold a single JSON object"}
+		return &validation.Error{Message: "request body must hold a single JSON object"}
 	}
 	// Decoding null into dst leaves it empty, as {} would: a body must be an object.
 	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
-		return &domain.ValidationError{Message: "request body must be a JSON object"}
+		return &validation.Error{Message: "request body must be a JSON object"}
 	}
 	if err := checkMembers(body); err != nil {
 		return err
@@ -68,20 +68,20 @@ func jsonError(err error) error {
 	case errors.As(err, &tooLarge):
 		return err
 	case errors.Is(err, io.EOF):
-		return &domain.ValidationError{Message: "request body is empty; a JSON object is required"}
+		return &validation.Error{Message: "request body is empty; a JSON object is required"}
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
-		return &domain.ValidationError{Message: "request body is not valid JSON"}
+		return &validation.Error{Message: "request body is not valid JSON"}
 	case errors.As(err, &typeError):
 		if typeError.Field == "" {
-			return &domain.ValidationError{Message: "request body must be a JSON object"}
+			return &validation.Error{Message: "request body must be a JSON object"}
 		}
-		return &domain.ValidationError{Field: typeError.Field,
+		return &validation.Error{Field: typeError.Field,
 			Message: fmt.Sprintf("must be a %s", jsonType(typeError.Type.Kind().String()))}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &domain.ValidationError{Field: field, Message: "unknown field"}
+		return &validation.Error{Field: field, Message: "unknown field"}
 	default:
-		return &domain.ValidationError{Message: "request body is not valid JSON"}
+		return &validation.Error{Message: "request body is not valid JSON"}
 	}
 }
 

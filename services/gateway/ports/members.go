@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // checkMembers refuses what encoding/json lets through but the API does not take (issue 17):
@@ -24,7 +24,7 @@ func checkMembers(body []byte) error {
 	if !found {
 		return nil
 	}
-	return domain.Invalid(field, reason)
+	return validation.Invalid(field, reason)
 }
 
 // MaxStringBytes bounds every string of a request body. No member needs more (a webhook URL is
@@ -46,7 +46,7 @@ func exactMembers(body []byte, dst any) error {
 	}
 	for name := range members {
 		if !known[name] {
-			return domain.Invalid(name, "unknown field")
+			return validation.Invalid(name, "unknown field")
 		}
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Strings PostgreSQL text cannot hold are refused with the member they are in (issue 17: a
@@ -36,7 +36,7 @@ func TestDecodeJSONRefusesNULAndDuplicates(t *testing.T) {
 	} {
 		var dst body
 		err := decodeJSONBody([]byte(tc.in), &dst)
-		var v *domain.ValidationError
+		var v *validation.Error
 		if tc.field == "" {
 			if !errors.As(err, &v) {
 				t.Errorf("%s: %v, want a validation error", tc.in, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
@@ -81,11 +82,11 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Name == nil {
-		s.writeError(w, r, domain.Invalid("name", "is required"))
+		s.writeError(w, r, validation.Invalid("name", "is required"))
 		return
 	}
 	if req.Email == nil {
-		s.writeError(w, r, domain.Invalid("email", "is required"))
+		s.writeError(w, r, validation.Invalid("email", "is required"))
 		return
 	}
 	m, err := s.app.Commands.CreateMerchant.Handle(r.Context(),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
@@ -110,7 +111,7 @@ func paymentFilter(r *http.Request) (domain.PaymentFilter, error) {
 	if q.Has("status") {
 		v := q.Get("status")
 		if v != domain.PaymentPending && v != domain.PaymentConfirmed && v != domain.PaymentFailed {
-			return f, domain.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
+			return f, validation.Invalid("status", "must be PENDING, CONFIRMED or FAILED")
 		}
 		f.Status = v
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
@@ -81,7 +82,7 @@ func parsePoolFilter(r *http.Request) (domain.PoolTransactionFilter, error) {
 	if q.Has("type") {
 		f.Type = q.Get("type")
 		if !slices.Contains(domain.PoolTransactionTypes, f.Type) {
-			return f, domain.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL")
+			return f, validation.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL")
 		}
 	}
 	var err error

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // strictQuery refuses, with 400 VALIDATION_ERROR naming the parameter, a request whose query
@@ -34,7 +34,7 @@ func checkQuery(raw string, params []string) error {
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return domain.Invalid("", "the query string is malformed")
+		return validation.Invalid("", "the query string is malformed")
 	}
 	for kv := range strings.SplitSeq(raw, "&") {
 		if kv == "" {
@@ -44,9 +44,9 @@ func checkQuery(raw string, params []string) error {
 		name, _ = url.QueryUnescape(name) // ParseQuery accepted it
 		switch {
 		case !slices.Contains(params, name):
-			return domain.Invalid(name, "unknown query parameter")
+			return validation.Invalid(name, "unknown query parameter")
 		case len(q[name]) > 1:
-			return domain.Invalid(name, "must be given at most once")
+			return validation.Invalid(name, "must be given at most once")
 		}
 	}
 	return nil
@@ -59,7 +59,7 @@ func pageLimit(q url.Values, def, maxLimit int) (int, error) {
 	}
 	n, err := strconv.Atoi(q.Get("limit"))
 	if err != nil || n < 1 || n > maxLimit {
-		return 0, domain.Invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+		return 0, validation.Invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
 	}
 	return n, nil
 }
@@ -71,7 +71,7 @@ func pageOffset(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(q.Get("offset"))
 	if err != nil || n < 0 {
-		return 0, domain.Invalid("offset", "must be a whole number of at least 0")
+		return 0, validation.Invalid("offset", "must be a whole number of at least 0")
 	}
 	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/payplat/platform/pkg/events"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/app/command"
 	"github.com/payplat/platform/services/gateway/app/query"
 	"github.com/payplat/platform/services/gateway/domain"
@@ -55,11 +56,11 @@ func webhookLogFilter(r *http.Request) (domain.WebhookLogFilter, error) {
 	q := r.URL.Query()
 	f := domain.WebhookLogFilter{Status: q.Get("status"), EventType: q.Get("event_type"), Limit: defaultWebhookLogLimit}
 	if q.Has("status") && !slices.Contains(domain.WebhookStatuses, f.Status) {
-		return f, domain.Invalid("status", "must be SUCCESS, FAILED or PENDING")
+		return f, validation.Invalid("status", "must be SUCCESS, FAILED or PENDING")
 	}
 	if q.Has("event_type") {
 		if spec, ok := events.Lookup(f.EventType); !ok || !spec.Catalogue {
-			return f, domain.Invalid("event_type", "must be a webhook event type such as payment.confirmed")
+			return f, validation.Invalid("event_type", "must be a webhook event type such as payment.confirmed")
 		}
 	}
 	var err error

@@ -2,8 +2,6 @@ package domain
 
 import (
 	"errors"
-
-	"github.com/payplat/platform/pkg/validation"
 )
 
 // Sentinel errors of the merchant domain. The NATS port maps each to an error code of the
@@ -21,10 +19,3 @@ var (
 	// id) is already recorded.
 	ErrDuplicateEntry = errors.New("ledger entry already recorded")
 )
-
-// ValidationError reports an input that cannot be accepted (the services share one, so that
-// every port maps it alike); Field names it as the client spelled it.
-type ValidationError = validation.Error
-
-// Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return validation.Invalid(field, message) }

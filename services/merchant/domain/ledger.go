@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // EntryType is the type of a ledger entry (SPEC §2.4; the list is open).
@@ -32,15 +33,15 @@ type NewEntry struct {
 func (e NewEntry) validate() error {
 	switch {
 	case e.ID == uuid.Nil:
-		return Invalid("entry_id", "is required")
+		return validation.Invalid("entry_id", "is required")
 	case e.Type == EntryPayment && e.PaymentID == "":
-		return Invalid("payment_id", "is required for a PAYMENT entry")
+		return validation.Invalid("payment_id", "is required for a PAYMENT entry")
 	case e.Type != EntryPayment && e.TxHash == "":
-		return Invalid("tx_hash", "is required for a wallet entry")
+		return validation.Invalid("tx_hash", "is required for a wallet entry")
 	case e.Type == EntryWithdrawal && !e.Amount.IsNegative():
-		return Invalid("amount", "a withdrawal must be negative")
+		return validation.Invalid("amount", "a withdrawal must be negative")
 	case e.Type != EntryWithdrawal && !e.Amount.IsPositive():
-		return Invalid("amount", "must be positive")
+		return validation.Invalid("amount", "must be positive")
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Limits of the merchant's text fields.
@@ -61,12 +62,12 @@ func ValidateNew(name, email string) (string, string, error) {
 	}
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n < MinNameLength {
-		return "", "", Invalid("name", fmt.Sprintf("must be at least %d characters", MinNameLength))
+		return "", "", validation.Invalid("name", fmt.Sprintf("must be at least %d characters", MinNameLength))
 	} else if n > MaxNameLength {
-		return "", "", Invalid("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
+		return "", "", validation.Invalid("name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 	}
 	if !ValidEmail(email) {
-		return "", "", Invalid("email", "must be a valid email address")
+		return "", "", validation.Invalid("email", "must be a valid email address")
 	}
 	return name, email, nil
 }
@@ -89,10 +90,10 @@ func ValidEmail(s string) bool {
 // would otherwise fail the append as an internal error.
 func storable(field, v string) error {
 	if strings.IndexByte(v, 0) >= 0 {
-		return Invalid(field, "must not contain the NUL character (U+0000)")
+		return validation.Invalid(field, "must not contain the NUL character (U+0000)")
 	}
 	if !utf8.ValidString(v) {
-		return Invalid(field, "must be valid UTF-8")
+		return validation.Invalid(field, "must be valid UTF-8")
 	}
 	return nil
 }
@@ -108,13 +109,13 @@ func Create(p NewMerchantParams, now time.Time) (Created, error) {
 	}
 	switch {
 	case p.ID == uuid.Nil:
-		return Created{}, Invalid("id", "is required")
+		return Created{}, validation.Invalid("id", "is required")
 	case p.CompanyID == "":
-		return Created{}, Invalid("company_id", "is required")
+		return Created{}, validation.Invalid("company_id", "is required")
 	case p.Environment != "test" && p.Environment != "live":
-		return Created{}, Invalid("environment", "must be test or live")
+		return Created{}, validation.Invalid("environment", "must be test or live")
 	case p.WalletAddress == "" || p.WalletUserID == "":
-		return Created{}, Invalid("wallet", "wallet address and wallet user id are required")
+		return Created{}, validation.Invalid("wallet", "wallet address and wallet user id are required")
 	}
 	return Created{MerchantID: p.ID, CompanyID: p.CompanyID, Environment: p.Environment, Name: name,
 		Email: email, WalletAddress: p.WalletAddress, WalletUserID: p.WalletUserID, At: now.UTC()}, nil
@@ -126,7 +127,7 @@ func Create(p NewMerchantParams, now time.Time) (Created, error) {
 // (ErrStatusLocked); the platform may set any status.
 func (m *Merchant) ChangeStatus(actor Actor, to Status, reason string, now time.Time) (*StatusChanged, error) {
 	if utf8.RuneCountInString(reason) > MaxReasonLength {
-		return nil, Invalid("reason", fmt.Sprintf("must be at most %d characters", MaxReasonLength))
+		return nil, validation.Invalid("reason", fmt.Sprintf("must be at most %d characters", MaxReasonLength))
 	}
 	if err := storable("reason", reason); err != nil {
 		return nil, err
@@ -134,7 +135,7 @@ func (m *Merchant) ChangeStatus(actor Actor, to Status, reason string, now time.
 	switch actor {
 	case ActorCompany:
 		if !to.CompanySettable() {
-			return nil, Invalid("status", "must be ACTIVE or PAUSED")
+			return nil, validation.Invalid("status", "must be ACTIVE or PAUSED")
 		}
 		if m.status.Locked() {
 			return nil, ErrStatusLocked

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/merchant/domain"
 )
 
@@ -35,7 +36,7 @@ func newMerchant(t *testing.T, status domain.Status) *domain.Merchant {
 // an error.
 type outcome struct {
 	event bool
-	err   error // matched with errors.Is; errValidation means a *ValidationError
+	err   error // matched with errors.Is; errValidation means a *validation.Error
 }
 
 var errValidation = errors.New("validation error")
@@ -63,7 +64,7 @@ func TestStatusMachine(t *testing.T) {
 					m := newMerchant(t, from)
 					want := expectedOutcome(actor, from, to)
 					ev, err := m.ChangeStatus(actor, to, "because", time.Now())
-					var v *domain.ValidationError
+					var v *validation.Error
 					switch {
 					case want.err == errValidation:
 						if !errors.As(err, &v) {
@@ -107,7 +108,7 @@ func TestCreateValidation(t *testing.T) {
 		{"Ac\xffme", "n1@example.com", "name"},
 	} {
 		_, _, err := domain.ValidateNew(tc.name, tc.email)
-		var v *domain.ValidationError
+		var v *validation.Error
 		if !errors.As(err, &v) || v.Field != tc.field {
 			t.Errorf("ValidateNew(%q, %q) = %v, want a validation error on %s", tc.name, tc.email, err, tc.field)
 		}
@@ -123,7 +124,7 @@ func TestCreateValidation(t *testing.T) {
 func TestChangeStatusRefusesNUL(t *testing.T) {
 	m := newMerchant(t, domain.StatusActive)
 	ev, err := m.ChangeStatus(domain.ActorPlatform, domain.StatusFrozen, "fraud\x00", time.Now())
-	var v *domain.ValidationError
+	var v *validation.Error
 	if !errors.As(err, &v) || v.Field != "reason" || ev != nil {
 		t.Fatalf("ChangeStatus = %+v, %v; want a validation error on reason", ev, err)
 	}

@@ -1,6 +1,10 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/payplat/platform/pkg/validation"
+)
 
 // Status is a merchant status (SPEC §3.1).
 type Status string
@@ -24,7 +28,7 @@ func ParseStatus(s string) (Status, error) {
 			return st, nil
 		}
 	}
-	return "", Invalid("status", fmt.Sprintf("%q is not one of ACTIVE, PAUSED, FROZEN, BLACKLISTED, SUSPENDED", s))
+	return "", validation.Invalid("status", fmt.Sprintf("%q is not one of ACTIVE, PAUSED, FROZEN, BLACKLISTED, SUSPENDED", s))
 }
 
 // Locked reports whether only the platform may move a merchant out of s.

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/payplat/platform/pkg/natsx"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/merchant/adapters"
 	"github.com/payplat/platform/services/merchant/api"
 	"github.com/payplat/platform/services/merchant/app"
@@ -76,7 +77,7 @@ func traced(h func(context.Context, micro.Request) (any, error)) func(context.Co
 // toAPIError is the one place that maps errors to the command API's codes; the service's own
 // failures (a wallet provider or database that does not answer, a bug) are unexpected and logged.
 func toAPIError(err error) (*api.Error, bool) {
-	var v *domain.ValidationError
+	var v *validation.Error
 	switch {
 	case errors.As(err, &v):
 		return &api.Error{Code: api.CodeValidation, Message: v.Message, Field: v.Field}, false
@@ -100,7 +101,7 @@ func toAPIError(err error) (*api.Error, bool) {
 
 func decode(req micro.Request, v any) error {
 	if err := json.Unmarshal(req.Data(), v); err != nil {
-		return domain.Invalid("", "request is not valid JSON")
+		return validation.Invalid("", "request is not valid JSON")
 	}
 	return nil
 }
@@ -120,13 +121,13 @@ func (s *CommandServer) create(ctx context.Context, req micro.Request) (any, err
 		return nil, err
 	}
 	if r.CompanyID == "" || (r.Environment != "test" && r.Environment != "live") {
-		return nil, domain.Invalid("", "company_id and environment (test or live) are required")
+		return nil, validation.Invalid("", "company_id and environment (test or live) are required")
 	}
 	var id uuid.UUID
 	if r.MerchantID != "" {
 		var err error
 		if id, err = uuid.Parse(r.MerchantID); err != nil {
-			return nil, domain.Invalid("merchant_id", "must be a UUID")
+			return nil, validation.Invalid("merchant_id", "must be a UUID")
 		}
 	}
 	m, err := s.app.CreateMerchant.Handle(ctx, command.CreateMerchant{MerchantID: id, CompanyID: r.CompanyID,
@@ -147,7 +148,7 @@ func (s *CommandServer) setStatus(actor domain.Actor) func(context.Context, micr
 		if actor == domain.ActorPlatform {
 			scope = app.Scope{All: true}
 		} else if r.CompanyID == "" || r.Environment == "" {
-			return nil, domain.Invalid("", "company_id and environment are required")
+			return nil, validation.Invalid("", "company_id and environment are required")
 		}
 		id, err := parseID(r.MerchantID)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/projection"
+	"github.com/payplat/platform/pkg/validation"
 	merchantwalletv1 "github.com/payplat/platform/proto-events/gen/payplat/merchant_wallet/v1"
 	paymentv1 "github.com/payplat/platform/proto-events/gen/payplat/payment/v1"
 	"github.com/payplat/platform/services/merchant/adapters"
@@ -99,7 +100,7 @@ func (p *LedgerProjector) Apply(ctx context.Context, tx pgx.Tx, ev projection.Ev
 		}
 		return []domain.Event{rec}, nil
 	})
-	var invalid *domain.ValidationError
+	var invalid *validation.Error
 	if errors.Is(err, domain.ErrNotFound) || errors.As(err, &invalid) {
 		return fmt.Errorf("%w: %s %s for merchant %s: %v", projection.ErrPermanent, ev.Type, ev.ID, merchantID, err)
 	}
@@ -184,7 +185,7 @@ func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proje
 		}
 		return out, nil
 	})
-	var invalid *domain.ValidationError
+	var invalid *validation.Error
 	if errors.Is(err, domain.ErrNotFound) || errors.As(err, &invalid) {
 		return fmt.Errorf("%w: %v", projection.ErrPermanent, err)
 	}

@@ -2,8 +2,6 @@ package domain
 
 import (
 	"errors"
-
-	"github.com/payplat/platform/pkg/validation"
 )
 
 // Sentinel errors of the pool domain.
@@ -19,10 +17,3 @@ var (
 	// ErrInvalidPool reports a company id or environment that cannot name a pool.
 	ErrInvalidPool = errors.New("invalid pool id")
 )
-
-// ValidationError reports an input that cannot be accepted (the services share one, so that
-// every port maps it alike); Field names it as the client spelled it.
-type ValidationError = validation.Error
-
-// Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return validation.Invalid(field, message) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/app/command"
 	"github.com/payplat/platform/services/pool/domain"
@@ -57,7 +58,7 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 func (s *CommandServer) updateSettings(ctx context.Context, req micro.Request) (any, error) {
 	var in api.UpdateSettingsRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, domain.Invalid("", "request is not valid JSON")
+		return nil, validation.Invalid("", "request is not valid JSON")
 	}
 	return s.app.UpdateSettings.Handle(ctx, command.UpdateSettings{CompanyID: in.CompanyID,
 		Environment: in.Environment, LowThreshold: in.LowThreshold, AutoTopUpEnabled: in.AutoTopUpEnabled,
@@ -67,7 +68,7 @@ func (s *CommandServer) updateSettings(ctx context.Context, req micro.Request) (
 func (s *CommandServer) simulateDeposit(ctx context.Context, req micro.Request) (any, error) {
 	var in api.SimulateDepositRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, domain.Invalid("", "request is not valid JSON")
+		return nil, validation.Invalid("", "request is not valid JSON")
 	}
 	out, err := s.app.SimulateDeposit.Handle(ctx, command.SimulateDeposit{CompanyID: in.CompanyID,
 		Environment: in.Environment, Amount: in.Amount, RequestID: in.RequestID, CorrelationID: in.CorrelationID})
@@ -80,7 +81,7 @@ func (s *CommandServer) simulateDeposit(ctx context.Context, req micro.Request) 
 // toAPIError is the one place that maps errors to the pool API's codes; a command that did not
 // finish and the service's own failures are unexpected and logged.
 func toAPIError(err error) (*api.Error, bool) {
-	var ve *domain.ValidationError
+	var ve *validation.Error
 	switch {
 	case errors.As(err, &ve):
 		return &api.Error{Code: api.CodeValidation, Message: ve.Message, Field: ve.Field}, false

@@ -7,27 +7,48 @@ import (
 
 var (
 	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
-	thisNet   = netip.MustParsePrefix("0.0.0.0/8")
-	ietf      = netip.MustParsePrefix("192.0.0.0/24")
-	benchmark = netip.MustParsePrefix("198.18.0.0/15")
-	reserved  = netip.MustParsePrefix("240.0.0.0/4")
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Loc  = netip.MustParsePrefix("64:ff9b:1::/48")
-	teredo    = netip.MustParsePrefix("2001::/32")
 	sixToFour = netip.MustParsePrefix("2002::/16")
-	docV6     = netip.MustParsePrefix("2001:db8::/32")
-	// IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): some stacks route them
-	// as the IPv4 address they carry, so none is a legitimate webhook target.
-	v4Compat = netip.MustParsePrefix("::/96")
 	// Site-local (deprecated by RFC 3879), still routed inside some networks like ULA.
 	siteLocal = netip.MustParsePrefix("fec0::/10")
-	// The discard-only prefix (RFC 6666), the benchmarking range (RFC 5180), ORCHIDv2 (RFC
-	// 7343) and the newer documentation prefix (RFC 9637): none is globally reachable.
-	discardV6   = netip.MustParsePrefix("100::/64")
-	benchmarkV6 = netip.MustParsePrefix("2001:2::/48")
-	orchidV2    = netip.MustParsePrefix("2001:20::/28")
-	docV6New    = netip.MustParsePrefix("3fff::/20")
 )
+
+// reservedRanges are the special-purpose ranges (RFC 6890 and its successors) that are not
+// globally reachable, so no webhook may target them.
+var reservedRanges = prefixes(
+	"0.0.0.0/8",      // "this network"
+	"192.0.0.0/24",   // IETF protocol assignments
+	"198.18.0.0/15",  // benchmarking (RFC 2544)
+	"240.0.0.0/4",    // reserved for future use
+	"2001::/32",      // Teredo
+	"2001:db8::/32",  // documentation
+	"64:ff9b:1::/48", // local-use NAT64 (RFC 8215)
+	// IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): some stacks route them as
+	// the IPv4 address they carry, so none is a legitimate webhook target.
+	"::/96",
+	"100::/64",     // discard-only (RFC 6666)
+	"2001:2::/48",  // benchmarking (RFC 5180)
+	"2001:20::/28", // ORCHIDv2 (RFC 7343)
+	"3fff::/20",    // documentation (RFC 9637)
+)
+
+func prefixes(cidrs ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(cidrs))
+	for i, c := range cidrs {
+		out[i] = netip.MustParsePrefix(c)
+	}
+	return out
+}
+
+// inAny reports whether ip lies in one of ranges.
+func inAny(ip netip.Addr, ranges []netip.Prefix) bool {
+	for _, r := range ranges {
+		if r.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
 
 // BlockedReason says why a webhook may not be sent to ip ("loopback", "private", ...), or ""
 // when ip is a public unicast address. IPv4-mapped IPv6 addresses are judged as the IPv4
@@ -58,9 +79,7 @@ func BlockedReason(ip netip.Addr) string {
 		return "private"
 	case cgnat.Contains(ip):
 		return "shared (CGNAT)"
-	case thisNet.Contains(ip), ietf.Contains(ip), benchmark.Contains(ip), reserved.Contains(ip),
-		teredo.Contains(ip), docV6.Contains(ip), nat64Loc.Contains(ip), v4Compat.Contains(ip),
-		discardV6.Contains(ip), benchmarkV6.Contains(ip), orchidV2.Contains(ip), docV6New.Contains(ip):
+	case inAny(ip, reservedRanges):
 		return "reserved"
 	}
 	return ""

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/payplat/platform/pkg/validation"
 	commonv1 "github.com/payplat/platform/proto-events/gen/payplat/common/v1"
 	devicev1 "github.com/payplat/platform/proto-events/gen/payplat/device/v1"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
@@ -195,7 +196,7 @@ func TestValidateURLPorts(t *testing.T) {
 		"https://example.com:5432/", "https://example.com:80/", "http://example.com/", "https://example.com:0443/",
 		"https://[2606:4700::1111]:6379/"} {
 		_, err := strict.ValidateURL(bad)
-		var v *domain.ValidationError
+		var v *validation.Error
 		if !errors.As(err, &v) || v.Field != "url" || !strings.Contains(v.Message, "443 or 8443") {
 			t.Errorf("%s: %v, want a validation error of url naming the ports", bad, err)
 		}

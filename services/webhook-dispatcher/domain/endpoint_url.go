@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // MaxURLLength bounds an endpoint URL.
@@ -50,46 +52,46 @@ func Port(u *url.URL) string {
 func (p URLPolicy) ValidateURL(raw string) (*url.URL, error) {
 	const field = "url"
 	if raw == "" {
-		return nil, Invalid(field, "is required")
+		return nil, validation.Invalid(field, "is required")
 	}
 	if len(raw) > MaxURLLength || strings.ContainsAny(raw, " \t\r\n") {
-		return nil, Invalid(field, "must be a URL of at most 2048 characters without spaces")
+		return nil, validation.Invalid(field, "must be a URL of at most 2048 characters without spaces")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return nil, Invalid(field, "must be an absolute https:// URL")
+		return nil, validation.Invalid(field, "must be an absolute https:// URL")
 	}
 	switch u.Scheme {
 	case "https":
 	case "http":
 		if !p.AllowHTTP {
-			return nil, Invalid(field, "must use https")
+			return nil, validation.Invalid(field, "must use https")
 		}
 	default:
-		return nil, Invalid(field, "must use https")
+		return nil, validation.Invalid(field, "must use https")
 	}
 	if u.User != nil {
-		return nil, Invalid(field, "must not contain credentials")
+		return nil, validation.Invalid(field, "must not contain credentials")
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return nil, Invalid(field, "must not contain a fragment")
+		return nil, validation.Invalid(field, "must not contain a fragment")
 	}
 	host := u.Hostname()
 	if host == "" {
-		return nil, Invalid(field, "must name a host")
+		return nil, validation.Invalid(field, "must name a host")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil && !p.AllowPrivateNetworks {
 		if reason := BlockedReason(ip); reason != "" {
-			return nil, Invalid(field, "must not point to a "+reason+" address")
+			return nil, validation.Invalid(field, "must not point to a "+reason+" address")
 		}
 	}
 	if port := u.Port(); port != "" {
 		if _, err := net.LookupPort("tcp", port); err != nil {
-			return nil, Invalid(field, "has an invalid port")
+			return nil, validation.Invalid(field, "has an invalid port")
 		}
 	}
 	if !p.PortAllowed(u) {
-		return nil, Invalid(field, "must use port 443 or 8443")
+		return nil, validation.Invalid(field, "must use port 443 or 8443")
 	}
 	return u, nil
 }

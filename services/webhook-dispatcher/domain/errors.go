@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/payplat/platform/pkg/validation"
 )
 
 // Errors of the webhook use cases. The request-reply port turns each into an error code the
@@ -44,10 +42,3 @@ func (e *RateLimitedError) Seconds() int {
 
 // Is makes errors.Is(err, ErrRateLimited) match.
 func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimited }
-
-// ValidationError reports an input that cannot be accepted (the services share one, so that
-// every port maps it alike); Field names it as the client spelled it.
-type ValidationError = validation.Error
-
-// Invalid returns a *ValidationError saying why the value of field was refused.
-func Invalid(field, message string) error { return validation.Invalid(field, message) }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/payplat/platform/pkg/natsx"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/webhook-dispatcher/api"
 	"github.com/payplat/platform/services/webhook-dispatcher/app/command"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
@@ -74,7 +75,7 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 func (s *CommandServer) config(ctx context.Context, req micro.Request) (any, error) {
 	var in api.ConfigRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, domain.Invalid("body", "malformed request")
+		return nil, validation.Invalid("body", "malformed request")
 	}
 	out, err := s.app.ConfigureEndpoint.Handle(ctx, command.ConfigureEndpoint{CompanyID: in.CompanyID,
 		Environment: in.Environment, URL: in.URL, Enabled: in.Enabled, RollSecret: in.RollSecret})
@@ -89,7 +90,7 @@ func (s *CommandServer) config(ctx context.Context, req micro.Request) (any, err
 func (s *CommandServer) retry(ctx context.Context, req micro.Request) (any, error) {
 	var in api.RetryRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, domain.Invalid("body", "malformed request")
+		return nil, validation.Invalid("body", "malformed request")
 	}
 	id, err := uuid.Parse(in.LogID)
 	if err != nil {
@@ -107,7 +108,7 @@ func (s *CommandServer) cron(ctx context.Context, req micro.Request) (any, error
 	var in api.CronRequest
 	if len(req.Data()) > 0 {
 		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			return nil, domain.Invalid("body", "malformed request")
+			return nil, validation.Invalid("body", "malformed request")
 		}
 	}
 	res, err := s.app.RunDueRetries.Handle(ctx, command.RunDueRetries{Limit: in.Limit})
@@ -121,7 +122,7 @@ func (s *CommandServer) cron(ctx context.Context, req micro.Request) (any, error
 // are unexpected and logged.
 func toAPIError(err error) (*api.Error, bool) {
 	var (
-		v       *domain.ValidationError
+		v       *validation.Error
 		limited *domain.RateLimitedError
 	)
 	switch {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -124,7 +125,7 @@ type paymentCreation struct {
 func (c paymentCreation) create(ctx context.Context, cmd NewPayment, events paymentEvents,
 	done func(*domain.Payment) bool) (domain.Payment, error) {
 	if cmd.MerchantID == "" {
-		return domain.Payment{}, domain.Invalid("merchant_id", "is required")
+		return domain.Payment{}, validation.Invalid("merchant_id", "is required")
 	}
 	adm, err := c.admit(ctx, cmd, events)
 	if adm.announcements != nil {

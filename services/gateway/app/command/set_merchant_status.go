@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -46,7 +47,7 @@ func (h SetMerchantStatusHandler) Handle(ctx context.Context, cmd SetMerchantSta
 func setStatus(ctx context.Context, merchants MerchantStatusSetter, p *domain.Principal, requestID, merchantID,
 	status, reason string) (domain.MerchantStatusResult, error) {
 	if status == "" {
-		return domain.MerchantStatusResult{}, domain.Invalid("status", "is required")
+		return domain.MerchantStatusResult{}, validation.Invalid("status", "is required")
 	}
 	return merchants.SetStatus(ctx, p, requestID, merchantID, status, reason)
 }

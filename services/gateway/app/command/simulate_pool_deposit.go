@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -66,10 +67,10 @@ func (h SimulatePoolDepositHandler) Handle(ctx context.Context, cmd SimulatePool
 		return domain.PoolDeposit{}, err
 	}
 	if cmd.Amount == nil {
-		return domain.PoolDeposit{}, domain.Invalid("amount", "is required")
+		return domain.PoolDeposit{}, validation.Invalid("amount", "is required")
 	}
 	if a, err := money.Parse(*cmd.Amount); err != nil || !a.IsPositive() {
-		return domain.PoolDeposit{}, domain.Invalid("amount",
+		return domain.PoolDeposit{}, validation.Invalid("amount",
 			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`)
 	}
 	return h.pool.SimulateDeposit(ctx, cmd.Principal.CompanyID, cmd.Principal.Environment, *cmd.Amount,

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
@@ -41,13 +42,13 @@ func NewUpdatePoolSettingsHandler(pool PoolSettingsUpdater) UpdatePoolSettingsHa
 // has the pool service apply the change.
 func (h UpdatePoolSettingsHandler) Handle(ctx context.Context, cmd UpdatePoolSettings) (domain.PoolBalance, error) {
 	if cmd.LowThreshold == nil && cmd.AutoTopUp == nil {
-		return domain.PoolBalance{}, domain.Invalid("", "give low_threshold, auto_top_up_enabled or both")
+		return domain.PoolBalance{}, validation.Invalid("", "give low_threshold, auto_top_up_enabled or both")
 	}
 	u := domain.PoolSettingsUpdate{AutoTopUpEnabled: cmd.AutoTopUp}
 	if cmd.LowThreshold != nil {
 		a, err := money.Parse(*cmd.LowThreshold)
 		if err != nil {
-			return domain.PoolBalance{}, domain.Invalid("low_threshold",
+			return domain.PoolBalance{}, validation.Invalid("low_threshold",
 				`must be a USDC amount of 0 or more with at most 6 decimals, as a string ("100.00")`)
 		}
 		u.LowThreshold = &a

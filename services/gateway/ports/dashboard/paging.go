@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/payplat/platform/services/gateway/domain"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // pageSize is the rows of a list page: small enough for a phone, large enough to scan.
@@ -33,7 +33,7 @@ func parsePage(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(q.Get("page"))
 	if err != nil || n < 1 || n > maxPage {
-		return 0, domain.Invalid("page", "must be a whole number from 1 to 4000")
+		return 0, validation.Invalid("page", "must be a whole number from 1 to 4000")
 	}
 	return n, nil
 }

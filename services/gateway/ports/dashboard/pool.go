@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
 )
@@ -46,7 +47,7 @@ func (d *Dashboard) renderPool(w http.ResponseWriter, r *http.Request, s *sessio
 	v := poolView{Type: q.Get("type"), Types: domain.PoolTransactionTypes,
 		Pager: pager{Page: page, query: q, path: Prefix + "/pool"}}
 	if v.Type != "" && !slices.Contains(domain.PoolTransactionTypes, v.Type) {
-		d.fail(w, r, s, domain.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL"))
+		d.fail(w, r, s, validation.Invalid("type", "must be one of DEPOSIT, DEBIT, CREDIT, WITHDRAWAL"))
 		return
 	}
 	var err error

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
 )
@@ -193,7 +194,7 @@ func readForm(r *http.Request) (url.Values, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, domain.Invalid("", "the form could not be read")
+		return nil, validation.Invalid("", "the form could not be read")
 	}
 	return form, nil
 }

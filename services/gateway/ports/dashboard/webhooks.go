@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/gateway/domain"
 	"github.com/payplat/platform/services/gateway/ports"
 )
@@ -41,7 +42,7 @@ func (d *Dashboard) renderWebhooks(w http.ResponseWriter, r *http.Request, s *se
 	ctx, p, q := r.Context(), s.Principal, r.URL.Query()
 	v := webhooksView{Status: q.Get("status"), Statuses: domain.WebhookStatuses, Secret: secret}
 	if v.Status != "" && !slices.Contains(domain.WebhookStatuses, v.Status) {
-		d.fail(w, r, s, domain.Invalid("status", "must be SUCCESS, FAILED or PENDING"))
+		d.fail(w, r, s, validation.Invalid("status", "must be SUCCESS, FAILED or PENDING"))
 		return
 	}
 	after, err := parseCursor(q.Get("after"))
@@ -92,7 +93,7 @@ func parseCursor(raw string) (*domain.WebhookLogCursor, error) {
 	at, id, ok := strings.Cut(raw, "_")
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if !ok || err != nil || id == "" {
-		return nil, domain.Invalid("after", "is not a position in the delivery log")
+		return nil, validation.Invalid("after", "is not a position in the delivery log")
 	}
 	return &domain.WebhookLogCursor{CreatedAt: t, ID: id}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/merchant/app"
 	"github.com/payplat/platform/services/merchant/domain"
 )
@@ -39,7 +40,7 @@ func (h ChangeStatusHandler) Handle(ctx context.Context, cmd ChangeStatus) (*dom
 		return nil, err
 	}
 	if cmd.Actor == domain.ActorCompany && !to.CompanySettable() {
-		return nil, domain.Invalid("status", "must be ACTIVE or PAUSED")
+		return nil, validation.Invalid("status", "must be ACTIVE or PAUSED")
 	}
 	return h.repo.Update(ctx, cmd.MerchantID, cmd.Scope, func(m *domain.Merchant) ([]domain.Event, error) {
 		ev, err := m.ChangeStatus(cmd.Actor, to, cmd.Reason, h.now().Truncate(time.Microsecond))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 
 	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/app"
@@ -50,14 +51,14 @@ func NewSimulateDepositHandler(repo app.Repository) SimulateDepositHandler {
 func (h SimulateDepositHandler) Handle(ctx context.Context, cmd SimulateDeposit) (SimulatedDeposit, error) {
 	id, err := domain.NewID(cmd.CompanyID, cmd.Environment)
 	if err != nil {
-		return SimulatedDeposit{}, domain.Invalid("", err.Error())
+		return SimulatedDeposit{}, validation.Invalid("", err.Error())
 	}
 	if id.Environment != "test" {
 		return SimulatedDeposit{}, domain.ErrTestModeOnly
 	}
 	amount, err := money.Parse(cmd.Amount)
 	if err != nil || !amount.IsPositive() {
-		return SimulatedDeposit{}, domain.Invalid("amount",
+		return SimulatedDeposit{}, validation.Invalid("amount",
 			"must be a USDC amount greater than zero with at most 6 decimals, e.g. \"100.00\"")
 	}
 	txHash := simulatedTxHash(id, cmd.RequestID)

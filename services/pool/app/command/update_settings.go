@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payplat/platform/pkg/money"
+	"github.com/payplat/platform/pkg/validation"
 
 	"github.com/payplat/platform/services/pool/api"
 	"github.com/payplat/platform/services/pool/app"
@@ -39,13 +40,13 @@ func NewUpdateSettingsHandler(repo app.Repository) UpdateSettingsHandler {
 func (h UpdateSettingsHandler) Handle(ctx context.Context, cmd UpdateSettings) (api.Balance, error) {
 	id, err := domain.NewID(cmd.CompanyID, cmd.Environment)
 	if err != nil {
-		return api.Balance{}, domain.Invalid("", err.Error())
+		return api.Balance{}, validation.Invalid("", err.Error())
 	}
 	var threshold *money.Amount
 	if cmd.LowThreshold != nil {
 		a, err := money.Parse(*cmd.LowThreshold)
 		if err != nil {
-			return api.Balance{}, domain.Invalid("low_threshold",
+			return api.Balance{}, validation.Invalid("low_threshold",
 				"must be a non-negative USDC amount with at most 6 decimals, e.g. \"100.00\"")
 		}
 		threshold = &a

@@ -5,6 +5,7 @@ package command
 import (
 	"context"
 
+	"github.com/payplat/platform/pkg/validation"
 	"github.com/payplat/platform/services/webhook-dispatcher/app"
 	"github.com/payplat/platform/services/webhook-dispatcher/domain"
 )
@@ -46,10 +47,10 @@ func NewConfigureEndpointHandler(repo app.Repository, policy domain.URLPolicy, b
 // Handle validates the command and creates or updates the endpoint.
 func (h ConfigureEndpointHandler) Handle(ctx context.Context, cmd ConfigureEndpoint) (ConfiguredEndpoint, error) {
 	if cmd.CompanyID == "" {
-		return ConfiguredEndpoint{}, domain.Invalid("company_id", "is required")
+		return ConfiguredEndpoint{}, validation.Invalid("company_id", "is required")
 	}
 	if cmd.Environment != "test" && cmd.Environment != "live" {
-		return ConfiguredEndpoint{}, domain.Invalid("environment", "must be test or live")
+		return ConfiguredEndpoint{}, validation.Invalid("environment", "must be test or live")
 	}
 	if cmd.URL != nil {
 		if _, err := h.policy.ValidateURL(*cmd.URL); err != nil {
@@ -69,10 +70,10 @@ func (h ConfigureEndpointHandler) Handle(ctx context.Context, cmd ConfigureEndpo
 		}
 		if !exists && e.URL == "" {
 			// Nothing to deliver to, and a secret for no endpoint: refuse rather than store it.
-			return domain.Invalid("url", "is required when webhooks are configured for the first time")
+			return validation.Invalid("url", "is required when webhooks are configured for the first time")
 		}
 		if e.Enabled && e.URL == "" {
-			return domain.Invalid("url", "is required to enable webhooks")
+			return validation.Invalid("url", "is required to enable webhooks")
 		}
 		if !cmd.RollSecret && exists {
 			return nil
