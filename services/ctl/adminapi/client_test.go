@@ -35,7 +35,7 @@ func TestRetriesWithSameIdempotencyKey(t *testing.T) {
 	c := New(srv.URL, "token", nil)
 	c.retryWait = 0
 	got, err := c.CreateCompany(t.Context(), "Acme", "key-1")
-	if err != nil || got.Company.ID != "c1" {
+	if err != nil || got.Company.Id != "c1" {
 		t.Fatalf("CreateCompany = %+v, %v", got, err)
 	}
 	if len(keys) != 2 || keys[0] != "key-1" || keys[1] != "key-1" {

@@ -32,7 +32,7 @@ func newCompaniesCreateCommand(g *globals) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Created company %q\n  id:         %s\n  created at: %s\n\nAPI keys:\n",
-				created.Company.Name, created.Company.ID, created.Company.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
+				created.Company.Name, created.Company.Id, created.Company.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			for _, t := range []string{"sk_test", "sk_live", "pk_test", "pk_live"} {
 				fmt.Fprintf(tw, "  %s\t%s\n", t, created.Keys[t])

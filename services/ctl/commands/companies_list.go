@@ -26,7 +26,7 @@ func newCompaniesListCommand(g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tCREATED AT")
 			for _, c := range companies {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Name, c.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Id, c.Name, c.CreatedAt.Format("2006-01-02 15:04:05Z07:00"))
 			}
 			return tw.Flush()
 		}),
