@@ -80,11 +80,12 @@ func DecodeFacts(k domain.Key, b []byte) ([]domain.Fact, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decoding the facts of payment %s: event id: %w", keyName(k), err)
 		}
-		out[i] = domain.Fact{Key: k, EventID: id, Status: m.GetStatus(), MerchantID: m.GetMerchantId(),
-			MerchantWallet: m.GetMerchantWallet(), CustomerWallet: m.GetCustomerWallet(), AmountMicros: m.GetAmountMicros(),
-			TxHash: m.GetTxHash(), BlockExplorerURL: m.GetBlockExplorerUrl(), ErrorMessage: m.GetErrorMessage(),
-			CreatedAt: fromMicros(m.CreatedAtUs), ExpiresAt: fromMicros(m.ExpiresAtUs), ConfirmedAt: fromMicros(m.ConfirmedAtUs),
-			ExpiredAt: fromMicros(m.ExpiredAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
+		out[i] = domain.Fact{Key: k, EventID: id, Status: m.GetStatus(), Details: domain.Details{
+			MerchantID: m.GetMerchantId(), MerchantWallet: m.GetMerchantWallet(), CustomerWallet: m.GetCustomerWallet(),
+			AmountMicros: m.GetAmountMicros(), TxHash: m.GetTxHash(), BlockExplorerURL: m.GetBlockExplorerUrl(),
+			ErrorMessage: m.GetErrorMessage(), ExpiresAt: fromMicros(m.ExpiresAtUs), ConfirmedAt: fromMicros(m.ConfirmedAtUs),
+			ExpiredAt: fromMicros(m.ExpiredAtUs)},
+			CreatedAt: fromMicros(m.CreatedAtUs), OccurredAt: time.UnixMicro(m.GetOccurredAtUs()).UTC()}
 	}
 	return out, nil
 }

@@ -23,15 +23,15 @@ func TestFactsRoundTripInOneOrder(t *testing.T) {
 	k := domain.Key{CompanyID: "c", Environment: "live", PaymentID: "p"}
 	at := func(s string) *time.Time { return timeAt(t, s) }
 	created := domain.Fact{Key: k, EventID: uuid.MustParse("ffffffff-0000-0000-0000-000000000001"), Status: domain.StatusCreated,
-		MerchantID: "m", MerchantWallet: "0xm", AmountMicros: 12_500_000, CreatedAt: at("2026-11-01T10:00:00.000001Z"),
-		ExpiresAt: at("2026-11-01T10:15:00Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")}
+		Details:   domain.Details{MerchantID: "m", MerchantWallet: "0xm", AmountMicros: 12_500_000, ExpiresAt: at("2026-11-01T10:15:00Z")},
+		CreatedAt: at("2026-11-01T10:00:00.000001Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")}
 	confirmed := domain.Fact{Key: k, EventID: uuid.MustParse("00000000-0000-0000-0000-000000000002"), Status: domain.StatusConfirmed,
-		MerchantID: "m", MerchantWallet: "0xm", CustomerWallet: "0xc", AmountMicros: 12_500_000, TxHash: "0xt",
-		BlockExplorerURL: "https://x/tx/0xt", ConfirmedAt: at("2026-11-01T10:01:00.5Z"), OccurredAt: *at("2026-11-01T10:01:00.5Z")}
+		Details: domain.Details{MerchantID: "m", MerchantWallet: "0xm", CustomerWallet: "0xc", AmountMicros: 12_500_000, TxHash: "0xt",
+			BlockExplorerURL: "https://x/tx/0xt", ConfirmedAt: at("2026-11-01T10:01:00.5Z")}, OccurredAt: *at("2026-11-01T10:01:00.5Z")}
 	failed := domain.Fact{Key: k, EventID: uuid.MustParse("00000000-0000-0000-0000-000000000003"), Status: domain.StatusFailed,
-		ErrorMessage: "reverted", OccurredAt: *at("2026-11-01T10:01:00Z")}
+		Details: domain.Details{ErrorMessage: "reverted"}, OccurredAt: *at("2026-11-01T10:01:00Z")}
 	expired := domain.Fact{Key: k, EventID: uuid.MustParse("00000000-0000-0000-0000-000000000004"), Status: domain.StatusExpired,
-		ExpiredAt: at("2026-11-01T10:15:00Z"), OccurredAt: *at("2026-11-01T10:15:00Z")}
+		Details: domain.Details{ExpiredAt: at("2026-11-01T10:15:00Z")}, OccurredAt: *at("2026-11-01T10:15:00Z")}
 	created2 := created
 	created2.EventID = uuid.MustParse("00000000-0000-0000-0000-000000000005")
 
@@ -130,14 +130,19 @@ func threeFacts(tb testing.TB) []domain.Fact {
 	const merchant, wallet, customer = "mer_01JBX8Z7Q4M2N5P6R7S8T9V0W2", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 	const tx = "0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b"
 	return []domain.Fact{
-		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000001"), Status: domain.StatusCreated, MerchantID: merchant,
-			MerchantWallet: wallet, AmountMicros: 12_500_000, CreatedAt: at("2026-11-01T10:00:00.000001Z"),
-			ExpiresAt: at("2026-11-01T10:15:00Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")},
-		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000002"), Status: domain.StatusProcessing, MerchantID: merchant,
-			MerchantWallet: wallet, CustomerWallet: customer, AmountMicros: 12_500_000, TxHash: tx, OccurredAt: *at("2026-11-01T10:00:30Z")},
-		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000003"), Status: domain.StatusConfirmed, MerchantID: merchant,
-			MerchantWallet: wallet, CustomerWallet: customer, AmountMicros: 12_500_000, TxHash: tx,
-			BlockExplorerURL: "https://basescan.org/tx/" + tx, ConfirmedAt: at("2026-11-01T10:01:00.5Z"), OccurredAt: *at("2026-11-01T10:01:00.5Z")},
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000001"), Status: domain.StatusCreated,
+			Details: domain.Details{MerchantID: merchant, MerchantWallet: wallet, AmountMicros: 12_500_000,
+				ExpiresAt: at("2026-11-01T10:15:00Z")},
+			CreatedAt: at("2026-11-01T10:00:00.000001Z"), OccurredAt: *at("2026-11-01T10:00:00.000001Z")},
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000002"), Status: domain.StatusProcessing,
+			Details: domain.Details{MerchantID: merchant, MerchantWallet: wallet, CustomerWallet: customer,
+				AmountMicros: 12_500_000, TxHash: tx},
+			OccurredAt: *at("2026-11-01T10:00:30Z")},
+		{Key: k, EventID: uuid.MustParse("0192f0a1-0000-7000-8000-000000000003"), Status: domain.StatusConfirmed,
+			Details: domain.Details{MerchantID: merchant, MerchantWallet: wallet, CustomerWallet: customer,
+				AmountMicros: 12_500_000, TxHash: tx, BlockExplorerURL: "https://basescan.org/tx/" + tx,
+				ConfirmedAt: at("2026-11-01T10:01:00.5Z")},
+			OccurredAt: *at("2026-11-01T10:01:00.5Z")},
 	}
 }
 

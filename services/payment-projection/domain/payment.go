@@ -90,11 +90,9 @@ func (k Key) Compare(o Key) int {
 	return strings.Compare(k.PaymentID, o.PaymentID)
 }
 
-// Fact is one applied payment event, with the fields it carries (empty when it has none).
-type Fact struct {
-	Key
-	EventID          uuid.UUID
-	Status           string
+// Details are the fields a payment event may carry and its row keeps: each is empty until an
+// event carries it.
+type Details struct {
 	MerchantID       string
 	MerchantWallet   string
 	CustomerWallet   string
@@ -102,29 +100,44 @@ type Fact struct {
 	TxHash           string
 	BlockExplorerURL string
 	ErrorMessage     string
-	CreatedAt        *time.Time
 	ExpiresAt        *time.Time
 	ConfirmedAt      *time.Time
 	ExpiredAt        *time.Time
-	OccurredAt       time.Time
+}
+
+// override sets every field that o carries (a non-empty one) to o's value.
+func (d *Details) override(o Details) {
+	setString(&d.MerchantID, o.MerchantID)
+	setString(&d.MerchantWallet, o.MerchantWallet)
+	setString(&d.CustomerWallet, o.CustomerWallet)
+	setString(&d.TxHash, o.TxHash)
+	setString(&d.BlockExplorerURL, o.BlockExplorerURL)
+	setString(&d.ErrorMessage, o.ErrorMessage)
+	if o.AmountMicros != 0 {
+		d.AmountMicros = o.AmountMicros
+	}
+	setTime(&d.ExpiresAt, o.ExpiresAt)
+	setTime(&d.ConfirmedAt, o.ConfirmedAt)
+	setTime(&d.ExpiredAt, o.ExpiredAt)
+}
+
+// Fact is one applied payment event, with the details it carries.
+type Fact struct {
+	Key
+	Details
+	EventID    uuid.UUID
+	Status     string
+	CreatedAt  *time.Time
+	OccurredAt time.Time
 }
 
 // Payment is a payment's row in the read table.
 type Payment struct {
 	Key
-	Status           string
-	HasCreated       bool
-	MerchantID       string
-	MerchantWallet   string
-	CustomerWallet   string
-	AmountMicros     int64
-	TxHash           string
-	BlockExplorerURL string
-	ErrorMessage     string
-	CreatedAt        time.Time
-	ExpiresAt        *time.Time
-	ConfirmedAt      *time.Time
-	ExpiredAt        *time.Time
+	Details
+	Status     string
+	HasCreated bool
+	CreatedAt  time.Time
 }
 
 // Fold computes a payment from all its facts (at least one). The facts are sorted by rank,
@@ -142,18 +155,7 @@ func FoldSorted(sorted []Fact) Payment {
 	p := Payment{Key: sorted[0].Key, CreatedAt: sorted[0].OccurredAt}
 	for _, f := range sorted {
 		p.Status = f.Status
-		setString(&p.MerchantID, f.MerchantID)
-		setString(&p.MerchantWallet, f.MerchantWallet)
-		setString(&p.CustomerWallet, f.CustomerWallet)
-		setString(&p.TxHash, f.TxHash)
-		setString(&p.BlockExplorerURL, f.BlockExplorerURL)
-		setString(&p.ErrorMessage, f.ErrorMessage)
-		if f.AmountMicros != 0 {
-			p.AmountMicros = f.AmountMicros
-		}
-		setTime(&p.ExpiresAt, f.ExpiresAt)
-		setTime(&p.ConfirmedAt, f.ConfirmedAt)
-		setTime(&p.ExpiredAt, f.ExpiredAt)
+		p.Details.override(f.Details)
 		if f.CreatedAt != nil {
 			p.HasCreated, p.CreatedAt = true, *f.CreatedAt
 		} else if !p.HasCreated && f.OccurredAt.Before(p.CreatedAt) {

@@ -31,7 +31,8 @@ func TestFoldIsOrderIndependent(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	created, expires, confirmed := t0, t0.Add(15*time.Minute), t0.Add(time.Minute)
 	fact := func(status string, f func(*domain.Fact)) domain.Fact {
-		x := domain.Fact{Key: k, EventID: uuid.New(), Status: status, MerchantID: "m", AmountMicros: 12_500_000,
+		x := domain.Fact{Key: k, EventID: uuid.New(), Status: status,
+			Details:    domain.Details{MerchantID: "m", AmountMicros: 12_500_000},
 			OccurredAt: t0.Add(time.Duration(domain.Rank(status)) * time.Second)}
 		if f != nil {
 			f(&x)

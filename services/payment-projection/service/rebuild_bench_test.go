@@ -197,8 +197,8 @@ func rawCopyRate(b *testing.B, e *env, n int) float64 {
 	now := time.Now().UTC()
 	k := domain.Key{CompanyID: "company-1", Environment: "test", PaymentID: uuid.NewString()}
 	fact := func(status string) domain.Fact {
-		return domain.Fact{Key: k, EventID: uuid.New(), Status: status, MerchantID: "merchant", MerchantWallet: wallet,
-			AmountMicros: 12_500_000, OccurredAt: now}
+		return domain.Fact{Key: k, EventID: uuid.New(), Status: status, OccurredAt: now,
+			Details: domain.Details{MerchantID: "merchant", MerchantWallet: wallet, AmountMicros: 12_500_000}}
 	}
 	created, processing, confirmed := fact(domain.StatusCreated), fact(domain.StatusProcessing), fact(domain.StatusConfirmed)
 	created.CreatedAt, created.ExpiresAt = &now, &now
