@@ -98,9 +98,9 @@ func Decode(msg proto.Message) (domain.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		return domain.Created{MerchantID: id, CompanyID: m.GetMeta().GetCompanyId(),
+		return domain.Created{MerchantID: id, Profile: domain.Profile{CompanyID: m.GetMeta().GetCompanyId(),
 			Environment: m.GetMeta().GetEnvironment(), Name: m.GetName(), Email: m.GetEmail(),
-			WalletAddress: m.GetWalletAddress(), WalletUserID: m.GetWalletUserId(), At: parseTime(m.GetCreatedAt())}, nil
+			WalletAddress: m.GetWalletAddress(), WalletUserID: m.GetWalletUserId()}, At: parseTime(m.GetCreatedAt())}, nil
 	case *merchantv1.MerchantStatusChanged:
 		id, err := uuid.Parse(m.GetMerchantId())
 		if err != nil {

@@ -83,8 +83,8 @@ func (r *Repository) create(ctx context.Context, p *pipeline, m *domain.Merchant
 	if err != nil {
 		return fmt.Errorf("%w: %v", domain.ErrWalletUnavailable, err)
 	}
-	ev, err := domain.Create(domain.NewMerchantParams{ID: nm.ID, CompanyID: nm.CompanyID, Environment: nm.Environment,
-		Name: nm.Name, Email: nm.Email, WalletAddress: w.Address, WalletUserID: w.UserID}, nm.At)
+	ev, err := domain.Create(domain.NewMerchantParams{ID: nm.ID, Profile: domain.Profile{CompanyID: nm.CompanyID,
+		Environment: nm.Environment, Name: nm.Name, Email: nm.Email, WalletAddress: w.Address, WalletUserID: w.UserID}}, nm.At)
 	if err != nil {
 		return err
 	}

@@ -13,14 +13,9 @@ type Event interface{ merchantEvent() }
 
 // Created: a merchant was created with its wallet. It starts ACTIVE with a zero balance.
 type Created struct {
-	MerchantID    uuid.UUID
-	CompanyID     string
-	Environment   string
-	Name          string
-	Email         string
-	WalletAddress string
-	WalletUserID  string
-	At            time.Time
+	MerchantID uuid.UUID
+	Profile
+	At time.Time
 }
 
 // StatusChanged: the merchant's status changed from From to To by Actor.

@@ -26,29 +26,30 @@ const (
 // Merchant is the aggregate. Its state is a fold of its events (Apply); Version is the number
 // of events applied, the stream version the next append expects.
 type Merchant struct {
-	id            uuid.UUID
-	companyID     string
-	environment   string
-	name          string
-	email         string
-	walletAddress string
-	walletUserID  string
-	status        Status
-	balance       money.Amount
-	version       int64
-	createdAt     time.Time
-	updatedAt     time.Time
+	id        uuid.UUID
+	profile   Profile
+	status    Status
+	balance   money.Amount
+	version   int64
+	createdAt time.Time
+	updatedAt time.Time
 }
 
-// NewMerchantParams are the inputs of a merchant creation.
-type NewMerchantParams struct {
-	ID            uuid.UUID
+// Profile is what a merchant is created with and keeps for life: its company and environment,
+// its name and email, and its wallet.
+type Profile struct {
 	CompanyID     string
 	Environment   string
 	Name          string
 	Email         string
 	WalletAddress string
 	WalletUserID  string
+}
+
+// NewMerchantParams are the inputs of a merchant creation.
+type NewMerchantParams struct {
+	ID uuid.UUID
+	Profile
 }
 
 // ValidateNew checks the name and email of a merchant to be created (before a wallet is
@@ -117,8 +118,9 @@ func Create(p NewMerchantParams, now time.Time) (Created, error) {
 	case p.WalletAddress == "" || p.WalletUserID == "":
 		return Created{}, validation.Invalid("wallet", "wallet address and wallet user id are required")
 	}
-	return Created{MerchantID: p.ID, CompanyID: p.CompanyID, Environment: p.Environment, Name: name,
-		Email: email, WalletAddress: p.WalletAddress, WalletUserID: p.WalletUserID, At: now.UTC()}, nil
+	c := Created{MerchantID: p.ID, Profile: p.Profile, At: now.UTC()}
+	c.Name, c.Email = name, email
+	return c, nil
 }
 
 // ChangeStatus decides a status change requested by actor. It returns nil (and no error) when
@@ -192,9 +194,7 @@ func (m *Merchant) Apply(ev Event) error {
 		if m.version != 0 {
 			return fmt.Errorf("merchant %s: created twice", e.MerchantID)
 		}
-		*m = Merchant{id: e.MerchantID, companyID: e.CompanyID, environment: e.Environment, name: e.Name,
-			email: e.Email, walletAddress: e.WalletAddress, walletUserID: e.WalletUserID, status: StatusActive,
-			createdAt: e.At, updatedAt: e.At}
+		*m = Merchant{id: e.MerchantID, profile: e.Profile, status: StatusActive, createdAt: e.At, updatedAt: e.At}
 	case StatusChanged:
 		if m.version == 0 {
 			return fmt.Errorf("merchant %s: status change before creation", e.MerchantID)
@@ -229,45 +229,38 @@ func Rehydrate(evs []Event) (*Merchant, error) {
 // Snapshot is the state of a merchant at a version, as the read table keeps it; Restore turns
 // it back into the aggregate without replaying the stream.
 type Snapshot struct {
-	ID            uuid.UUID
-	CompanyID     string
-	Environment   string
-	Name          string
-	Email         string
-	WalletAddress string
-	WalletUserID  string
-	Status        Status
-	Balance       money.Amount
-	Version       int64
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID uuid.UUID
+	Profile
+	Status    Status
+	Balance   money.Amount
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Restore returns the merchant of a snapshot.
 func Restore(s Snapshot) *Merchant {
-	return &Merchant{id: s.ID, companyID: s.CompanyID, environment: s.Environment, name: s.Name, email: s.Email,
-		walletAddress: s.WalletAddress, walletUserID: s.WalletUserID, status: s.Status, balance: s.Balance,
-		version: s.Version, createdAt: s.CreatedAt, updatedAt: s.UpdatedAt}
+	return &Merchant{id: s.ID, profile: s.Profile, status: s.Status, balance: s.Balance, version: s.Version,
+		createdAt: s.CreatedAt, updatedAt: s.UpdatedAt}
 }
 
 // Snapshot returns the merchant's state.
 func (m *Merchant) Snapshot() Snapshot {
-	return Snapshot{ID: m.id, CompanyID: m.companyID, Environment: m.environment, Name: m.name, Email: m.email,
-		WalletAddress: m.walletAddress, WalletUserID: m.walletUserID, Status: m.status, Balance: m.balance,
-		Version: m.version, CreatedAt: m.createdAt, UpdatedAt: m.updatedAt}
+	return Snapshot{ID: m.id, Profile: m.profile, Status: m.status, Balance: m.balance, Version: m.version,
+		CreatedAt: m.createdAt, UpdatedAt: m.updatedAt}
 }
 
 // ID returns the merchant id.
 func (m *Merchant) ID() uuid.UUID { return m.id }
 
 // CompanyID returns the owning company.
-func (m *Merchant) CompanyID() string { return m.companyID }
+func (m *Merchant) CompanyID() string { return m.profile.CompanyID }
 
 // Environment returns test or live.
-func (m *Merchant) Environment() string { return m.environment }
+func (m *Merchant) Environment() string { return m.profile.Environment }
 
 // Name returns the merchant's name.
-func (m *Merchant) Name() string { return m.name }
+func (m *Merchant) Name() string { return m.profile.Name }
 
 // Status returns the current status.
 func (m *Merchant) Status() Status { return m.status }

@@ -15,8 +15,8 @@ import (
 func newMerchant(t *testing.T, status domain.Status) *domain.Merchant {
 	t.Helper()
 	now := time.Now()
-	created, err := domain.Create(domain.NewMerchantParams{ID: uuid.New(), CompanyID: "c1", Environment: "test",
-		Name: "Acme", Email: "a@example.com", WalletAddress: "0xabc", WalletUserID: "u1"}, now)
+	created, err := domain.Create(domain.NewMerchantParams{ID: uuid.New(), Profile: domain.Profile{CompanyID: "c1",
+		Environment: "test", Name: "Acme", Email: "a@example.com", WalletAddress: "0xabc", WalletUserID: "u1"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
