@@ -106,7 +106,7 @@ func webhookError(err error) error {
 		return err
 	}
 	switch e.Code {
-	case webhookapi.CodeInvalid:
+	case webhookapi.CodeValidation:
 		return validation.Invalid(e.Field, e.Message)
 	case webhookapi.CodeNotFound:
 		return domain.ErrNotFound
@@ -114,7 +114,7 @@ func webhookError(err error) error {
 		return domain.ErrWebhookInFlight
 	case webhookapi.CodeRateLimited:
 		return &domain.WebhookRetryLimitedError{RetryAfter: max(e.RetryAfter, 1)}
-	case webhookapi.CodeUnavailable:
+	case webhookapi.CodeServiceUnavailable:
 		return fmt.Errorf("%w: %s", domain.ErrWebhooksUnavailable, e.Message)
 	default:
 		return fmt.Errorf("webhook service error %s: %s", e.Code, e.Message)

@@ -39,17 +39,20 @@ const (
 )
 
 // Error codes of a failed request, in the Nats-Service-Error-Code header and the body (an
-// Error): the HTTP status the gateway answers with.
+// Error). The names are those of the merchant's and the pool's contracts; the values are the
+// HTTP status the gateway answers with, kept as they were on the wire so that gateways and
+// dispatchers of different releases understand each other during a rolling upgrade.
 const (
-	CodeInvalid  = "400"
-	CodeNotFound = "404"
-	CodeInFlight = "409"
+	CodeValidation = "400"
+	CodeNotFound   = "404"
+	CodeInFlight   = "409"
 	// CodeRateLimited refuses a manual retry over its company's rate; the body's RetryAfter says
 	// when the next is accepted.
 	CodeRateLimited = "429"
 	CodeInternal    = "500"
-	// CodeUnavailable is set by the Client, never sent: no webhook-dispatcher answered in time.
-	CodeUnavailable = natsx.CodeUnavailable
+	// CodeServiceUnavailable is set by the Client, never sent: no webhook-dispatcher answered in
+	// time.
+	CodeServiceUnavailable = natsx.CodeUnavailable
 )
 
 // ConfigRequest configures the endpoint of a company and environment.

@@ -37,7 +37,7 @@ func (c *Client) RunCron(ctx context.Context, req CronRequest) (CronReply, error
 
 // call sends req to endpoint, waiting at most timeout, and decodes the reply into out. Error
 // replies come back as *Error; no responder, a timeout or a closed connection as *Error with
-// CodeUnavailable.
+// CodeServiceUnavailable.
 func (c *Client) call(ctx context.Context, endpoint string, timeout time.Duration, req, out any) error {
 	return natsx.Call(ctx, c.nc, nats.NewMsg(Subject(endpoint)), timeout, req, out)
 }

@@ -127,7 +127,7 @@ func toAPIError(err error) (*api.Error, bool) {
 	)
 	switch {
 	case errors.As(err, &v):
-		return &api.Error{Code: api.CodeInvalid, Message: v.Message, Field: v.Field}, false
+		return &api.Error{Code: api.CodeValidation, Message: v.Message, Field: v.Field}, false
 	case errors.As(err, &limited):
 		return &api.Error{Code: api.CodeRateLimited, Message: limited.Error(), RetryAfter: limited.Seconds()}, false
 	case errors.Is(err, domain.ErrNotFound):

@@ -529,7 +529,7 @@ func TestConfigurationAndSecretRoll(t *testing.T) {
 	for _, bad := range []string{"http://hooks.example.com/", "https://127.0.0.1/", "https://[::ffff:192.168.0.1]/", "nope",
 		"https://hooks.example.com:8080/", "https://hooks.example.com:22/"} {
 		u := bad
-		if code := h.request(api.Subject(api.EndpointConfig), api.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != api.CodeInvalid {
+		if code := h.request(api.Subject(api.EndpointConfig), api.ConfigRequest{CompanyID: "acme", Environment: "test", URL: &u}, nil); code != api.CodeValidation {
 			t.Fatalf("url %q: code %q, want 400", bad, code)
 		}
 	}
