@@ -19,7 +19,7 @@ import (
 // headers; a form without the session's CSRF token, or from another origin, changes nothing;
 // a session of one company never sees another's merchant, payment or delivery, nor, over SSE,
 // its events; an idle session expires; rolling the key ends its sessions, an open page included.
-func TestDashboardSecurity(t *testing.T) {
+func TestDashboardSessionsCannotBeReadForgedOrUsedOutsideTheirCompanyOrLifetime(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	b := newBrowser(t)

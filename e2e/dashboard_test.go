@@ -18,7 +18,7 @@ import (
 // payments (simulate, detail, a payment made elsewhere appearing without reload), webhooks
 // (endpoint, secret shown once, log by status, a delivery's detail, retry now, secret roll),
 // developers (whoami, masked keys), sign-out, and live mode without the test-only forms.
-func TestDashboardFlows(t *testing.T) {
+func TestDashboardFlowsWorkInARealBrowserAgainstTheWholeStack(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	b := newBrowser(t)

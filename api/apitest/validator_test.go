@@ -100,7 +100,7 @@ func TestCheckCatchesWhatTheDocumentDoesNotSay(t *testing.T) {
 }
 
 // An unknown route answered with the Error body is fine; the dashboard's pages are skipped.
-func TestCheckUndocumentedRoutes(t *testing.T) {
+func TestCheckAcceptsUnknownRoutesAnsweredWithAnErrorAndSkipsTheDashboard(t *testing.T) {
 	t.Parallel()
 	f := send(t, fakeGateway(t, 404, `{"error":{"code":"NOT_FOUND","message":"no such route","request_id":"r"}}`),
 		"GET", "/api/v1/nothing", "")
@@ -113,7 +113,7 @@ func TestCheckUndocumentedRoutes(t *testing.T) {
 }
 
 // The document's operations and extensions are listed.
-func TestOperations(t *testing.T) {
+func TestOperationsAreListedWithTheirPublishableKeyExtension(t *testing.T) {
 	t.Parallel()
 	ops, err := apitest.Operations()
 	if err != nil || len(ops) < 25 {
@@ -126,7 +126,7 @@ func TestOperations(t *testing.T) {
 
 // A delivery as the dispatcher sends it passes; one without its signature header, or with a
 // data field the document does not have, fails.
-func TestCheckWebhook(t *testing.T) {
+func TestCheckWebhookRefusesAMissingSignatureOrAnUndocumentedField(t *testing.T) {
 	t.Parallel()
 	v, err := apitest.New()
 	if err != nil {

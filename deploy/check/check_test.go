@@ -19,16 +19,15 @@ import (
 // root is the repository (this package is deploy/check).
 const root = "../.."
 
-// TestDeployManifests: the Kubernetes manifests render, decode strictly and agree with the
-// code and the cluster dev stack.
-func TestDeployManifests(t *testing.T) {
+// The Kubernetes manifests render, decode strictly and agree with the code and the cluster dev
+// stack.
+func TestKubernetesManifestsDecodeStrictlyAndAgreeWithTheCode(t *testing.T) {
 	if err := Deploy(filepath.Join(root, "deploy")); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestComposeFile: docker-compose.yml loads and agrees with the code and the dev stack.
-func TestComposeFile(t *testing.T) {
+func TestComposeFileLoadsAndAgreesWithTheCodeAndTheDevStack(t *testing.T) {
 	if err := Compose(context.Background(), filepath.Join(root, "docker-compose.yml"), filepath.Join(root, "deploy")); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // each kind (every service killed once), under 150 payment lifecycles a second (half of `make
 // chaos`'s default: the other test packages share the machine), then every invariant checked.
 // The long run is `make chaos` (docs/RELIABILITY.md).
-func TestChaosShortRun(t *testing.T) {
+func TestShortChaosRunInjectsEveryFaultKindAndKeepsEveryInvariant(t *testing.T) {
 	if _, err := testkit.PostgresBinDir(); err != nil {
 		t.Fatalf("the chaos run starts its own PostgreSQL: %v", err)
 	}

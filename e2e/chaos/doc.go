@@ -7,6 +7,7 @@
 // the platform took to recover from it.
 //
 // `make chaos` runs it for CHAOS_DURATION (default 5 minutes) with CHAOS_SEED; a short run with
-// a fixed seed is part of `make test` (TestChaosShortRun). docs/RELIABILITY.md holds the failure
-// model and the figures of a 30-minute run.
+// a fixed seed is part of `make test`
+// (TestShortChaosRunInjectsEveryFaultKindAndKeepsEveryInvariant). docs/RELIABILITY.md holds
+// the failure model and the figures of a 30-minute run.
 package chaos

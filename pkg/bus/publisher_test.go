@@ -10,7 +10,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 )
 
-func TestNewEventMessage(t *testing.T) {
+func TestNewEventMessageCarriesSubjectIDAndHeadersAndRefusesInvalidEvents(t *testing.T) {
 	t.Parallel()
 	ev := paymentCreated(1)
 	topic, msg, err := NewEventMessage(ev)

@@ -73,7 +73,7 @@ func TestProvisionIsIdempotentAndCreatesEveryStream(t *testing.T) {
 	}
 }
 
-func TestStreamsUseOptions(t *testing.T) {
+func TestStreamsTakeReplicasDuplicatesAndDeadLetterAgeFromTheOptions(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range Streams(ProvisionOptions{Replicas: 3, DuplicateWindow: 5 * time.Minute, DeadLetterMaxAge: 48 * time.Hour}) {
 		if cfg.Replicas != 3 || cfg.Duplicates != 5*time.Minute {

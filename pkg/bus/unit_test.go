@@ -13,7 +13,7 @@ import (
 	"github.com/payplat/platform/pkg/events"
 )
 
-func TestIsPermanent(t *testing.T) {
+func TestIsPermanentSpotsUnretryableErrorsAndReasonKindNamesThem(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		err  error

@@ -22,7 +22,7 @@ type serviceConfig struct {
 
 func serviceDefaults(c *serviceConfig) { c.HealthAddr = "127.0.0.1:9101" }
 
-func TestLoadFromCommon(t *testing.T) {
+func TestCommonIsReadFromTheMapWithDefaultsForUnsetOrEmptyVariables(t *testing.T) {
 	t.Parallel()
 	defaults := config.Common{
 		DataDir:         ".data",
@@ -117,7 +117,7 @@ func TestLoadFromServiceConfig(t *testing.T) {
 	}
 }
 
-func TestLoadFromErrors(t *testing.T) {
+func TestLoadFromListsEveryBadVariableAndReturnsNoConfig(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
@@ -176,7 +176,7 @@ func TestLoadFromErrors(t *testing.T) {
 	}
 }
 
-func TestErrorUnwrap(t *testing.T) {
+func TestAConfigErrorUnwrapsToTheEnvLibrarysError(t *testing.T) {
 	t.Parallel()
 	_, err := config.LoadFrom[serviceConfig](map[string]string{})
 	var notSet env.VarIsNotSetError
@@ -185,8 +185,8 @@ func TestErrorUnwrap(t *testing.T) {
 	}
 }
 
-// TestLoad reads the process environment, so it cannot run in parallel.
-func TestLoad(t *testing.T) {
+// The test sets the process environment, so it cannot run in parallel.
+func TestLoadReadsTheProcessEnvironmentAndLoadFromDoesNot(t *testing.T) {
 	t.Setenv("DATA_DIR", "/from/process")
 	t.Setenv("LOG_LEVEL", "warn")
 	got, err := config.Load[config.Common]()
@@ -202,7 +202,7 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestLogger(t *testing.T) {
+func TestTheLoggerFollowsLogFormatAndLogLevel(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		format, level string

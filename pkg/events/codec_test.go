@@ -16,7 +16,7 @@ var decoders = map[string]func(subject, contentType string, data []byte) (proto.
 	"DecodeOwned": DecodeOwned,
 }
 
-func TestRoundTrip(t *testing.T) {
+func TestEveryEventRoundTripsThroughProtobufAndJSON(t *testing.T) {
 	t.Parallel()
 	for _, s := range All() {
 		t.Run(s.Type, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestMarshalIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestDecodeUndecodable(t *testing.T) {
+func TestBadBytesSubjectsOrContentTypesAreUndecodableNotInvalid(t *testing.T) {
 	t.Parallel()
 	subject := "payment.test." + testCompany + ".confirmed"
 	good, err := Marshal(fixture(TypePaymentConfirmed))
@@ -165,7 +165,7 @@ func TestDecodeKeepsUnknownFields(t *testing.T) {
 	}
 }
 
-func TestDecodeSubjectMismatch(t *testing.T) {
+func TestASubjectThatDisagreesWithMetaIsAValidationErrorOnTheField(t *testing.T) {
 	t.Parallel()
 	data, err := Marshal(fixture(TypePaymentConfirmed))
 	if err != nil {
@@ -194,7 +194,7 @@ func TestDecodeSubjectMismatch(t *testing.T) {
 	}
 }
 
-func TestDecodeReportsValidation(t *testing.T) {
+func TestDecodeReportsAnInvalidFieldAsInvalidNotUndecodable(t *testing.T) {
 	t.Parallel()
 	msg := fixture(TypePaymentConfirmed)
 	msg.ProtoReflect().Set(msg.ProtoReflect().Descriptor().Fields().ByName("amount"), protoString("12.1234567"))

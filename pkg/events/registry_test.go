@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-func TestRegistry(t *testing.T) {
+func TestTheRegistryFindsEachOfItsTypesAndHandsOutACopy(t *testing.T) {
 	t.Parallel()
 	all := All()
 	if len(all) != 23 {
@@ -98,7 +98,7 @@ func TestRulesCoverEveryField(t *testing.T) {
 	}
 }
 
-func TestStreams(t *testing.T) {
+func TestEachStreamTakesItsFamilysSubjectsUnderAnUpperCaseName(t *testing.T) {
 	t.Parallel()
 	for _, st := range Streams() {
 		if st.Subjects != st.Family+".>" || st.Name == "" || st.Name != strings.ToUpper(st.Name) {

@@ -32,7 +32,7 @@ func TestSubjectForAndParse(t *testing.T) {
 	}
 }
 
-func TestParseSubjectExample(t *testing.T) {
+func TestParseSubjectSplitsALiveSubjectIntoItsParts(t *testing.T) {
 	t.Parallel()
 	p, err := ParseSubject("payment.live.3f2a9c1e-0000-4000-8000-000000000001.confirmed")
 	if err != nil {
@@ -44,7 +44,7 @@ func TestParseSubjectExample(t *testing.T) {
 	}
 }
 
-func TestParseSubjectRejects(t *testing.T) {
+func TestParseSubjectRefusesMalformedSubjectsAndUnknownTypes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -78,7 +78,7 @@ func TestParseSubjectRejects(t *testing.T) {
 	}
 }
 
-func TestSubjectForRejects(t *testing.T) {
+func TestSubjectForRefusesBadMetaAndMessagesThatAreNoEvents(t *testing.T) {
 	t.Parallel()
 	noMeta := fixture(TypePaymentConfirmed)
 	noMeta.ProtoReflect().Clear(noMeta.ProtoReflect().Descriptor().Fields().ByName("meta"))

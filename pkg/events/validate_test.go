@@ -37,8 +37,8 @@ func TestFixturesAreValid(t *testing.T) {
 	}
 }
 
-// TestRequiredFields clears every required field of every type in turn.
-func TestRequiredFields(t *testing.T) {
+// Every required field of every type is cleared in turn.
+func TestEveryRequiredFieldLeftEmptyIsReportedAsRequired(t *testing.T) {
 	t.Parallel()
 	for _, s := range All() {
 		for _, fr := range rules[s.Type].fields {
@@ -52,7 +52,7 @@ func TestRequiredFields(t *testing.T) {
 	}
 }
 
-func TestValidateRejects(t *testing.T) {
+func TestValidateRefusesBrokenRulesNamingTheFieldAndTheReason(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", maxTextLen+1)
 	tests := []struct {
@@ -161,7 +161,7 @@ func TestValidateRejects(t *testing.T) {
 	}
 }
 
-func TestValidateAccepts(t *testing.T) {
+func TestValidateAcceptsEdgeValuesAndOptionalFieldsLeftEmpty(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
@@ -197,7 +197,7 @@ func TestValidateAccepts(t *testing.T) {
 	}
 }
 
-func TestValidateUnknownType(t *testing.T) {
+func TestValidateReportsANonEventAsUnknownNotInvalid(t *testing.T) {
 	t.Parallel()
 	err := Validate(timestamppb.Now())
 	if !errors.Is(err, ErrUnknownType) || errors.Is(err, ErrInvalid) {
@@ -205,7 +205,7 @@ func TestValidateUnknownType(t *testing.T) {
 	}
 }
 
-func TestValidationErrorMessage(t *testing.T) {
+func TestAValidationErrorSaysTheTypeTheFieldAndTheReason(t *testing.T) {
 	t.Parallel()
 	msg := fixture(TypePaymentConfirmed)
 	set("amount", "12.1234567")(msg)

@@ -173,7 +173,7 @@ func TestShapeOfRecursiveType(t *testing.T) {
 
 // Unmarshal resets the message it decodes into, as proto.Unmarshal does: nothing it held before
 // (here an unknown field and a meta.causation_id the data does not have) survives.
-func TestUnmarshalResets(t *testing.T) {
+func TestUnmarshalResetsTheMessageItDecodesInto(t *testing.T) {
 	t.Parallel()
 	data, err := Marshal(fixture(TypePaymentConfirmed))
 	if err != nil {

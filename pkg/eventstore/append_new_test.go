@@ -11,7 +11,7 @@ import (
 	"github.com/payplat/platform/pkg/pg"
 )
 
-func TestAppendNewTx(t *testing.T) {
+func TestAppendNewTxStartsANewStreamAtVersionOne(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()

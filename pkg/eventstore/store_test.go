@@ -113,7 +113,7 @@ func TestDuplicateEventIDRejected(t *testing.T) {
 	}
 }
 
-func TestInvalidEventRejected(t *testing.T) {
+func TestAnEventWithoutAnIDOrAnEmptyAppendIsRefusedAsInvalid(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	bad := ev("m", 1)

@@ -27,7 +27,7 @@ func checkCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func TestPostgresCheckMessages(t *testing.T) {
+func TestPostgresCheckNamesTheFailureWithoutLeakingTheConnectionString(t *testing.T) {
 	t.Parallel()
 	const dsn = "postgres://app:hunter2@db.internal:5432/app"
 	tests := []struct {
@@ -71,9 +71,9 @@ func TestPostgresCheckMessages(t *testing.T) {
 	}
 }
 
-// TestPostgresCheck pings a real PostgreSQL: DATABASE_URL, else the trust-auth server on
-// 127.0.0.1:5432. Without one it fails in CI and skips elsewhere.
-func TestPostgresCheck(t *testing.T) {
+// The test pings a real PostgreSQL: DATABASE_URL, else the trust-auth server on 127.0.0.1:5432.
+// Without one it fails in CI and skips elsewhere.
+func TestPostgresCheckPassesOnALiveDatabaseAndFailsOnceClosed(t *testing.T) {
 	t.Parallel()
 	dsn := os.Getenv("DATABASE_URL")
 	if dsn == "" {
@@ -82,7 +82,7 @@ func TestPostgresCheck(t *testing.T) {
 	ctx := checkCtx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		msg := "no PostgreSQL for TestPostgresCheck (set DATABASE_URL or run a trust-auth server on 127.0.0.1:5432): " + err.Error()
+		msg := "no PostgreSQL for TestPostgresCheckPassesOnALiveDatabaseAndFailsOnceClosed (set DATABASE_URL or run a trust-auth server on 127.0.0.1:5432): " + err.Error()
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -100,7 +100,7 @@ func TestPostgresCheck(t *testing.T) {
 	}
 }
 
-func TestNATSCheck(t *testing.T) {
+func TestNATSCheckPassesOnALiveConnectionAndFailsOnAClosedOne(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
 	check := health.NATSCheck(nc)
@@ -120,7 +120,7 @@ func TestNATSCheck(t *testing.T) {
 	}
 }
 
-func TestStreamsCheck(t *testing.T) {
+func TestStreamsCheckNamesEveryMissingStream(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
 	js, err := jetstream.New(nc)

@@ -68,7 +68,7 @@ func startServer(t *testing.T, checks map[string]health.Check, gatherer promethe
 	return "http://" + s.Addr()
 }
 
-func TestHealthz(t *testing.T) {
+func TestHealthzAnswersOKEvenWhenAReadinessCheckFails(t *testing.T) {
 	t.Parallel()
 	base := startServer(t, map[string]health.Check{"db": failing("down")}, prometheus.NewRegistry(), nil)
 	code, body := get(t, base+"/healthz")
@@ -77,7 +77,7 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-func TestReadyz(t *testing.T) {
+func TestReadyzIsReadyOnlyWhenEveryCheckPassesAndReportsEach(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
@@ -179,7 +179,7 @@ func TestReadyzRunsChecksConcurrently(t *testing.T) {
 	}
 }
 
-func TestReadyzTimeout(t *testing.T) {
+func TestReadyzTimesOutSlowChecksEvenThoseIgnoringTheirContext(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
@@ -209,7 +209,7 @@ func TestReadyzTimeout(t *testing.T) {
 	}
 }
 
-func TestReadyzLogsCause(t *testing.T) {
+func TestReadyzLogsTheCauseOfAFailureButKeepsItOutOfTheBody(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
@@ -282,7 +282,7 @@ func TestReadyzLogsTransitionsOnceAndWarnsOnlyPastTheBound(t *testing.T) {
 	}
 }
 
-func TestMetrics(t *testing.T) {
+func TestMetricsServesWhatTheRegistryGathers(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
 	counter := prometheus.NewCounter(prometheus.CounterOpts{Name: "payplat_test_events_total", Help: "Test events."})
@@ -295,7 +295,7 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func TestMethodNotAllowed(t *testing.T) {
+func TestOnlyGETAndHEADAreAllowedAndUnknownPathsAreNotFound(t *testing.T) {
 	t.Parallel()
 	base := startServer(t, nil, prometheus.NewRegistry(), nil)
 	tests := []struct {
@@ -327,7 +327,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 }
 
-func TestServerLifecycle(t *testing.T) {
+func TestAServerStartsOnceServesAndStopsListeningAtShutdown(t *testing.T) {
 	t.Parallel()
 	s := health.New("127.0.0.1:0", nil, nil, nil)
 	if err := s.Shutdown(context.Background()); err != nil {
@@ -354,7 +354,7 @@ func TestServerLifecycle(t *testing.T) {
 	}
 }
 
-func TestServerStartErrors(t *testing.T) {
+func TestStartFailsOnAnEmptyTakenOrBadAddress(t *testing.T) {
 	t.Parallel()
 	taken := health.New("127.0.0.1:0", nil, nil, nil)
 	if err := taken.Start(); err != nil {

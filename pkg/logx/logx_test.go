@@ -12,7 +12,7 @@ import (
 	"github.com/payplat/platform/pkg/logx"
 )
 
-func TestNew(t *testing.T) {
+func TestNewLogsJSONUnlessAskedForTextAndFiltersByLevel(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, format, level string
@@ -52,7 +52,7 @@ func TestNew(t *testing.T) {
 	}
 }
 
-func TestParseLevel(t *testing.T) {
+func TestParseLevelAcceptsOnlySlogLevelSyntax(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in      string
@@ -80,7 +80,7 @@ func TestParseLevel(t *testing.T) {
 	}
 }
 
-func TestCheckFormat(t *testing.T) {
+func TestCheckFormatAcceptsOnlyLowerCaseJSONAndText(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in      string
@@ -102,7 +102,7 @@ func TestCheckFormat(t *testing.T) {
 	}
 }
 
-func TestContextIDs(t *testing.T) {
+func TestTheContextCarriesTheIDsAndIgnoresAnEmptyRequestID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	if logx.RequestID(ctx) != "" || logx.CompanyID(ctx) != "" || logx.EventID(ctx) != "" {
@@ -161,8 +161,8 @@ func TestHandlerAddsContextIDs(t *testing.T) {
 	}
 }
 
-// TestHandlerConformance runs the standard library's handler test suite over the wrapper.
-func TestHandlerConformance(t *testing.T) {
+// The standard library's handler test suite (testing/slogtest), run over the wrapper.
+func TestTheHandlerPassesTheStandardLibrarysHandlerTests(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	h := logx.NewHandler(slog.NewJSONHandler(&buf, nil))

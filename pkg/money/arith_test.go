@@ -13,7 +13,7 @@ var (
 	minAmount = money.FromMicros(math.MinInt64)
 )
 
-func TestAdd(t *testing.T) {
+func TestAddSumsExactlyAndRefusesOverflow(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -41,7 +41,7 @@ func TestAdd(t *testing.T) {
 	}
 }
 
-func TestSub(t *testing.T) {
+func TestSubSubtractsExactlyAndRefusesOverflow(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -69,7 +69,7 @@ func TestSub(t *testing.T) {
 	}
 }
 
-func TestNeg(t *testing.T) {
+func TestNegFlipsTheSignAndRefusesTheSmallestAmount(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -105,7 +105,7 @@ func checkArith(t *testing.T, op string, got money.Amount, err error, want money
 	}
 }
 
-func TestCompareAndSign(t *testing.T) {
+func TestAmountsCompareByValueAndReportTheirSign(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		a, b                     string

@@ -19,7 +19,7 @@ var (
 	_ json.Unmarshaler = (*money.Amount)(nil)
 )
 
-func TestMarshalJSON(t *testing.T) {
+func TestAnAmountMarshalsToAJSONStringOfItsDecimalText(t *testing.T) {
 	t.Parallel()
 	type payment struct {
 		Amount money.Amount  `json:"amount"`
@@ -47,7 +47,7 @@ func TestMarshalJSON(t *testing.T) {
 	}
 }
 
-func TestUnmarshalJSON(t *testing.T) {
+func TestUnmarshalJSONAcceptsOnlyAStringHoldingASignedAmount(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in     string
@@ -104,7 +104,7 @@ func TestUnmarshalJSONNullIntoPointer(t *testing.T) {
 	}
 }
 
-func TestValue(t *testing.T) {
+func TestValueStoresTheAmountAsInt64Micros(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in   money.Amount
@@ -126,7 +126,7 @@ func TestValue(t *testing.T) {
 	}
 }
 
-func TestScan(t *testing.T) {
+func TestScanReadsBigintMicrosAndNumericTextAndRefusesTheRest(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -171,7 +171,7 @@ func TestScan(t *testing.T) {
 	}
 }
 
-func TestScanNullable(t *testing.T) {
+func TestSQLNullOfAmountScansBothNullAndAValue(t *testing.T) {
 	t.Parallel()
 	var n sql.Null[money.Amount]
 	if err := n.Scan(nil); err != nil || n.Valid {

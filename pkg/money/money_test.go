@@ -9,7 +9,7 @@ import (
 	"github.com/payplat/platform/pkg/money"
 )
 
-func TestParse(t *testing.T) {
+func TestParseAcceptsOnlyPlainUnsignedDecimalsWithUpToSixPlaces(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in     string
@@ -71,7 +71,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseSigned(t *testing.T) {
+func TestParseSignedAcceptsOneLeadingMinusAndNoPlus(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in     string
@@ -129,7 +129,7 @@ func checkParse(t *testing.T, in string, got money.Amount, err error, micros int
 	}
 }
 
-func TestParseErrorMessage(t *testing.T) {
+func TestAParseErrorQuotesUpTo64CharactersOfTheInputAndSaysWhy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in   string
@@ -150,7 +150,7 @@ func TestParseErrorMessage(t *testing.T) {
 	}
 }
 
-func TestString(t *testing.T) {
+func TestStringShowsTwoToSixDecimalsWithoutExtraTrailingZeros(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		micros int64
@@ -183,7 +183,7 @@ func TestString(t *testing.T) {
 	}
 }
 
-func TestZeroValue(t *testing.T) {
+func TestTheZeroValueIsTheAmountZero(t *testing.T) {
 	t.Parallel()
 	var a money.Amount
 	if !a.IsZero() || a.String() != "0.00" || a.Micros() != 0 || a != money.MustParse("0") {
@@ -191,7 +191,7 @@ func TestZeroValue(t *testing.T) {
 	}
 }
 
-func TestMustParse(t *testing.T) {
+func TestMustParseTakesSignedInputAndPanicsOnAnError(t *testing.T) {
 	t.Parallel()
 	if got := money.MustParse("-1.5"); got.Micros() != -1_500_000 {
 		t.Fatalf("MustParse(-1.5) = %d micros", got.Micros())

@@ -4,7 +4,7 @@ import "testing"
 
 // A pool gets DefaultMaxConns connections unless the URL says otherwise, and the schema on its
 // search_path.
-func TestParsePoolConfig(t *testing.T) {
+func TestParsePoolConfigSetsConnsAndSearchPathAndRefusesBadSchemas(t *testing.T) {
 	cfg, err := ParsePoolConfig("postgres://u@localhost/db", "merchant")
 	if err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func TestBootstrapOwnersAndReaders(t *testing.T) {
 }
 
 // Parallel tests bootstrap their own databases on one server at once: the roles are shared.
-func TestBootstrapConcurrently(t *testing.T) {
+func TestSeveralDatabasesOnOneServerCanBootstrapAtOnce(t *testing.T) {
 	t.Parallel()
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -146,7 +146,7 @@ func TestBootstrapConcurrently(t *testing.T) {
 	}
 }
 
-func TestWithUser(t *testing.T) {
+func TestWithUserSwapsTheUserDropsThePasswordAndRefusesBadRoles(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"postgres://admin:secret@127.0.0.1:5432/payplat?sslmode=disable": "postgres://payplat_pool@127.0.0.1:5432/payplat?sslmode=disable",

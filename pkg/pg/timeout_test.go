@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 // WithStatementTimeout bounds what a connection of the pool may hold (issue 16: the gateway's
 // pool had no bound): a statement running longer is cancelled by the server (57014), and a
 // session left idle in a transaction longer is ended, its locks released.
-func TestWithStatementTimeout(t *testing.T) {
+func TestWithStatementTimeoutCancelsLongStatementsAndEndsIdleTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, err := pg.Connect(ctx, testkit.NewDatabase(t), "", pg.WithStatementTimeout(300*time.Millisecond))

@@ -14,7 +14,7 @@ import (
 )
 
 // A stopped server and a broken connection are Unavailable; a refused statement is not.
-func TestUnavailable(t *testing.T) {
+func TestALostServerOrSessionIsUnavailableButARefusedStatementIsNot(t *testing.T) {
 	ctx := context.Background()
 	// Nobody listens on this port: connecting fails.
 	_, err := pgconn.Connect(ctx, "postgres://x@127.0.0.1:1/x?connect_timeout=2")

@@ -7,7 +7,7 @@ import (
 
 // A bucket of 2 a second, 4 at once, on a clock the test moves by hand: four allowed, the
 // fifth refused with the wait until the next token, which comes back after it.
-func TestTakeAndRefill(t *testing.T) {
+func TestEachKeyMayTakeItsBurstAndThenWaitsForTheRefill(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	k := NewKeyed[string](Limit{Rate: 2, Burst: 4}, time.Minute)

@@ -132,7 +132,7 @@ func TestLeaderStopsBeforeItsLeaseExpires(t *testing.T) {
 
 // A renewal interval that leaves the leader no second try before it must stop is refused;
 // unset, it is a fifth of the lease (at most 2 s).
-func TestLeaseSettings(t *testing.T) {
+func TestTheRenewalMustAllowASecondTryAndDefaultsFromTheLease(t *testing.T) {
 	t.Parallel()
 	if _, err := New(nil, nil, Config{Name: "m", Stream: "S", Lease: Lease{Duration: 3 * time.Second, Renew: 2 * time.Second}}); err == nil ||
 		!strings.Contains(err.Error(), "RELAY_LEASE_RENEW") {

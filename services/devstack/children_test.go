@@ -128,7 +128,7 @@ func TestSupervisorReportsUnexpectedExit(t *testing.T) {
 	}
 }
 
-func TestMissingBinaries(t *testing.T) {
+func TestMissingBinariesListsAbsentAndNonExecutableServices(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "gateway"), []byte("#!/bin/sh\n"), 0o755); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/payplat/platform/pkg/natsauth"
 )
 
-func TestLoadConfigDefaults(t *testing.T) {
+func TestEmptyEnvironmentGivesTheDefaultDirsPortsAndURLs(t *testing.T) {
 	t.Parallel()
 	cfg := mustLoadConfig(t, nil)
 	if cfg.BinDir != ".data/bin" || cfg.DataDir != ".data" || cfg.GatewayAddr != "127.0.0.1:8080" ||
@@ -64,7 +64,7 @@ func TestLoadConfigFromEnvironment(t *testing.T) {
 	}
 }
 
-func TestLoadConfigRejects(t *testing.T) {
+func TestLoadConfigRefusesBadValuesAndSecretsTheServicesWouldRefuse(t *testing.T) {
 	t.Parallel()
 	tests := map[string]map[string]string{
 		"bad duration":    {"DEV_CRON_INTERVAL": "often"},

@@ -8,7 +8,9 @@ import (
 	"testing"
 )
 
-func TestCredentialsRoundTrip(t *testing.T) {
+// A missing file reads as empty credentials; written ones read back equal, from a file of mode
+// 600 replaced whole, with no temporary file left behind.
+func TestCredentialsReadBackAsWrittenFromAnOwnerOnlyFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), CredentialsFile)
 	empty, err := ReadCredentials(path)

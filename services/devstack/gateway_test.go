@@ -48,7 +48,7 @@ func (f *fakeAdminAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func TestEnsureCompany(t *testing.T) {
+func TestEnsureCompanyKeepsAKnownCompanyAndReplacesAForgottenOne(t *testing.T) {
 	api := &fakeAdminAPI{token: "adm", known: map[string]bool{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)

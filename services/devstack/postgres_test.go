@@ -34,7 +34,7 @@ func pgTestDir(t *testing.T) string {
 	return dir
 }
 
-func TestLocalPostgresLifecycle(t *testing.T) {
+func TestLocalPostgresAdoptsARunningServerAndKeepsItsDataAcrossRuns(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(pgTestDir(t), "pg")
 	port := freePort(t)

@@ -205,7 +205,7 @@ func TestRunWithTheLocalPostgres(t *testing.T) {
 // `make run CLUSTER=1`: three nats-server processes forming a JetStream cluster that takes
 // streams with 3 replicas, two replicas of every service on their own ports (two gateways, both
 // in the credentials file), and everything stopped again on Ctrl-C.
-func TestRunClusterMode(t *testing.T) {
+func TestRunInClusterModeStartsThreeNATSNodesAndTwoReplicasOfEachService(t *testing.T) {
 	cfg := fakeStack(t)
 	cfg.Cluster = true
 	cfg.HealthPortBase = testkit.FreePorts(t, 15)

@@ -152,7 +152,7 @@ func TestCreateWithIdempotencyKeyCreatesOnce(t *testing.T) {
 	}
 }
 
-func TestKeysRoll(t *testing.T) {
+func TestKeysRollPrintsAWorkingKeyAndSaysTheOldOneIsRevoked(t *testing.T) {
 	t.Parallel()
 	url := startGateway(t)
 	env := map[string]string{"GATEWAY_URL": url, "ADMIN_TOKEN": adminToken}
@@ -178,7 +178,7 @@ func TestKeysRoll(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
+func TestFailingCommandsReturnAnErrorNamingTheCause(t *testing.T) {
 	t.Parallel()
 	url := startGateway(t)
 	tests := []struct {

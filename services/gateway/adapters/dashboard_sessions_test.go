@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payplat/platform/pkg/testkit"
@@ -46,7 +47,7 @@ func newSessionStore(t *testing.T, env domain.Environment) sessionStore {
 // A dashboard session works while its key is active and it is used; Check does not count as
 // use; idle sessions expire and are deleted; a roll of its key ends it at once; sign-out
 // deletes it; the masked keys never include a hash or a key.
-func TestDashboardSessionLifecycle(t *testing.T) {
+func TestDashboardSessionLastsWhileUsedAndItsKeyIsActive(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	st := newSessionStore(t, domain.Test)
@@ -124,8 +125,8 @@ func TestDashboardSessionLifecycle(t *testing.T) {
 	}
 }
 
-// Idle sessions and those of revoked keys are purged; others stay.
-func TestDashboardSessionPurge(t *testing.T) {
+// Idle sessions are purged; fresh ones stay (the sessions of revoked keys: the next test).
+func TestPurgeDeletesIdleDashboardSessionsAndKeepsFreshOnes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := newSessionStore(t, domain.Live)
@@ -147,5 +148,43 @@ func TestDashboardSessionPurge(t *testing.T) {
 	fresh := sha256.Sum256([]byte("fresh"))
 	if _, err := sessions.Find(ctx, fresh[:], 12*time.Hour); err != nil {
 		t.Fatalf("the fresh session was purged: %v", err)
+	}
+}
+
+// A session of a rolled (revoked) key is purged even when it was just used: it can never be
+// used again, and keeping it would keep the old key's id on a live-looking row.
+func TestPurgeDeletesTheSessionsOfRevokedKeysHoweverFresh(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st := newSessionStore(t, domain.Test)
+	db, companies, sessions, key := st.db, st.companies, st.sessions, st.key
+	old := sha256.Sum256([]byte("session of the old key"))
+	if err := sessions.Create(ctx, old[:], key.ID()); err != nil {
+		t.Fatal(err)
+	}
+	rolled, _, err := domain.NewAPIKey(key.CompanyID(), key.Type(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := companies.ReplaceKey(ctx, rolled); err != nil {
+		t.Fatal(err)
+	}
+	current := sha256.Sum256([]byte("session of the new key"))
+	if err := sessions.Create(ctx, current[:], rolled.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sessions.DeleteIdle(ctx, 12*time.Hour); err != nil || n != 1 {
+		t.Fatalf("DeleteIdle = %d, %v; want 1 (the revoked key's session)", n, err)
+	}
+	var left []uuid.UUID
+	rows, err := db.Query(ctx, `SELECT key_id FROM dashboard_sessions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != rolled.ID() {
+		t.Fatalf("sessions left for keys %v, want only the new key's %v", left, rolled.ID())
 	}
 }

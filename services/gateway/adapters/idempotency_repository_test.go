@@ -42,7 +42,7 @@ func testSecret() []byte {
 	return []byte(hex.EncodeToString(b))
 }
 
-func TestIdempotencyRepositoryLifecycle(t *testing.T) {
+func TestIdempotencyKeyIsClaimedOncePerScopeAndCompletedOnlyByItsOwner(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s, _ := newRepository(t, time.Minute, time.Hour)
@@ -106,7 +106,7 @@ func TestIdempotencyRepositoryReleaseAndTakeOver(t *testing.T) {
 	}
 }
 
-func TestIdempotencyRepositoryExpiry(t *testing.T) {
+func TestExpiredIdempotencyKeyIsReusableAndPurged(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s, exec := newRepository(t, time.Minute, time.Hour)

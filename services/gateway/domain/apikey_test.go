@@ -55,7 +55,7 @@ func TestRevokedKeyDoesNotAuthenticate(t *testing.T) {
 	}
 }
 
-func TestParseKeyRejects(t *testing.T) {
+func TestParseKeyRefusesMalformedKeysAsUnauthorized(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("a", 32)
 	for _, raw := range []string{"", "sk_foo", "sk_test_", "sk_test_" + long[:31], "sk_test_" + long + "-",
@@ -66,7 +66,7 @@ func TestParseKeyRejects(t *testing.T) {
 	}
 }
 
-func TestParseKeyType(t *testing.T) {
+func TestParseKeyTypeReadsEveryKeyTypeAndRefusesOthers(t *testing.T) {
 	t.Parallel()
 	for _, kt := range domain.KeyTypes {
 		if got, err := domain.ParseKeyType(kt.String()); err != nil || got != kt {

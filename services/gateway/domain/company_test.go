@@ -10,7 +10,7 @@ import (
 	"github.com/payplat/platform/services/gateway/domain"
 )
 
-func TestNewCompany(t *testing.T) {
+func TestCompanyNameIsTrimmedAndMustBe2To200PrintableCharacters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in, want string

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
 
 // The schema itself enforces the key invariants, whatever code writes to it.
-func TestSchemaConstraints(t *testing.T) {
+func TestSchemaItselfRefusesDuplicateOrInvalidKeysAndShortNames(t *testing.T) {
 	t.Parallel()
 	db := testkit.NewPool(t, testkit.NewDatabase(t, migrations.Set()), migrations.Schema)
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 	"github.com/payplat/platform/services/gateway/service"
 )
 
-func TestAdminTokenRequired(t *testing.T) {
+func TestAdminRoutesRefuseAnythingButTheAdminToken(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	c := g.createCompany("Acme")
@@ -72,7 +72,7 @@ func TestUnsetSecretsLockTheirRoutes(t *testing.T) {
 	}
 }
 
-func TestCronSecret(t *testing.T) {
+func TestCronRouteAcceptsOnlyTheCronSecret(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
 		s.HandleFunc(http.MethodGet, "/api/v1/cron/test", func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +96,7 @@ func TestCronSecret(t *testing.T) {
 	}
 }
 
-func TestCreateCompany(t *testing.T) {
+func TestCreateCompanyReturnsTheCompanyAndFourKeysStoredByHash(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	before := time.Now().Add(-time.Second)
@@ -136,7 +136,7 @@ func TestCreateCompany(t *testing.T) {
 	}
 }
 
-func TestCreateCompanyValidation(t *testing.T) {
+func TestCreateCompanyRefusesInvalidNamesAndUnknownFields(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	tests := []struct {

@@ -11,7 +11,7 @@ import (
 
 const wellFormedUnknown = "sk_test_0123456789abcdefghijABCDEFGHIJ0123456789"
 
-func TestAPIKeyRejected(t *testing.T) {
+func TestEveryRefusedCredentialGets401WithTheSameMessage(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	acme := g.createCompany("Acme")
@@ -164,7 +164,7 @@ func TestRolledKeyInUseRefusedAtOnce(t *testing.T) {
 	}
 }
 
-func TestRollKeyErrors(t *testing.T) {
+func TestRollKeyAnswers404ForAnUnknownCompanyAnd400ForABadKeyType(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	c := g.createCompany("Acme")

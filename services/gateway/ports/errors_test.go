@@ -22,7 +22,7 @@ import (
 	"github.com/payplat/platform/services/gateway/ports"
 )
 
-func TestRequestErrors(t *testing.T) {
+func TestBadRequestsGetTheirStatusAndCodeAndCreateNothing(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	big := `{"name":"` + strings.Repeat("x", ports.MaxBodyBytes) + `"}`
@@ -131,7 +131,7 @@ func TestPanicIsInternalErrorWithoutDetail(t *testing.T) {
 	}
 }
 
-func TestRequestID(t *testing.T) {
+func TestRequestIDIsEchoedWhenSaneAndReplacedByAUUIDOtherwise(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	tests := []struct {

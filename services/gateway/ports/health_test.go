@@ -12,7 +12,7 @@ import (
 	"github.com/payplat/platform/pkg/testkit"
 )
 
-func TestHealthAndReadiness(t *testing.T) {
+func TestReadinessFailsWhenNATSIsClosedAndLogsTheChangeOnceAtInfo(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
 	g := newGateway(t, withChecks(func(db *pgxpool.Pool) map[string]health.Check {
@@ -72,7 +72,7 @@ func TestReadinessFailsWhenDatabasePoolClosed(t *testing.T) {
 // The API counts its requests by route, never by raw path. The metrics are not on the API (a
 // public listener: issue 16) but on the health listener (service.TestServiceRunsAndShutsDownGracefully),
 // which serves the same registry with health.Handlers, as here.
-func TestMetrics(t *testing.T) {
+func TestAPICountsRequestsByRouteNeverByRawPath(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	c := g.createCompany("Acme")

@@ -22,7 +22,7 @@ import (
 
 const companies = "/api/v1/admin/companies"
 
-func TestIdempotentReplay(t *testing.T) {
+func TestARepeatedIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	key := uuid.NewString()
@@ -202,7 +202,7 @@ func TestIdempotencyKeysScopedByCaller(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKeyFormat(t *testing.T) {
+func TestIdempotencyKeyMustBeASCIIAndAtMost255Characters(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	tests := []struct {

@@ -118,7 +118,7 @@ func TestMerchantLifecycleOverHTTP(t *testing.T) {
 }
 
 // SPEC §4.2 errors.
-func TestCreateMerchantErrors(t *testing.T) {
+func TestCreateMerchantRefusesBadInputBadKeysAndAnEmailTakenInTheTenant(t *testing.T) {
 	s := newMerchantStack(t)
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]
@@ -155,7 +155,7 @@ func TestCreateMerchantErrors(t *testing.T) {
 
 // Company A's keys never see, read the ledger of, or change company B's merchants, and a test
 // key never sees live merchants (and vice versa): 404, not 403.
-func TestMerchantTenantIsolation(t *testing.T) {
+func TestOtherTenantsNeitherSeeNorChangeAMerchantAndGet404(t *testing.T) {
 	s := newMerchantStack(t)
 	a, b := s.createCompany("Company A"), s.createCompany("Company B")
 	mA := s.createMerchant(a.Keys["sk_test"], "A shop", "a@example.com")
@@ -328,7 +328,7 @@ func TestConcurrentMerchantCreatesOverHTTP(t *testing.T) {
 
 // Without a merchant service the commands answer 503 SERVICE_UNAVAILABLE and the reads, which
 // come from the read tables, still work.
-func TestMerchantServiceDown(t *testing.T) {
+func TestWithTheMerchantServiceDownCommandsAre503AndReadsStillWork(t *testing.T) {
 	s := newMerchantStack(t)
 	key := s.createCompany("Acme").Keys["sk_test"]
 	m := s.createMerchant(key, "Shop", "shop@example.com")

@@ -70,9 +70,10 @@ func TestPaymentProcessIsVisibleOnReturn(t *testing.T) {
 	}
 }
 
-// Every non-ACTIVE status refuses the payment with 403 MERCHANT_NOT_ACTIVE and publishes
-// nothing; unknown merchants and other tenants' merchants are 404.
-func TestPaymentProcessRefused(t *testing.T) {
+// Every non-ACTIVE status refuses the payment with 403 MERCHANT_NOT_ACTIVE; unknown merchants
+// and other tenants' merchants are 404; an invalid body is 400 naming its field. None of them
+// publishes anything.
+func TestPaymentIsRefusedForABadMerchantOrBodyAndNothingIsPublished(t *testing.T) {
 	t.Parallel()
 	s := newPaymentStack(t)
 	c := s.createCompany("Acme Refusals")
@@ -118,7 +119,7 @@ func TestPaymentProcessRefused(t *testing.T) {
 
 // Simulation fires created, processing and confirmed in that order and returns the CONFIRMED
 // payment; it is refused with live keys and with publishable keys.
-func TestPaymentSimulate(t *testing.T) {
+func TestSimulatedPaymentConfirmsInThreeEventsAndNeedsATestSecretKey(t *testing.T) {
 	t.Parallel()
 	s, c, m := newPayingCompany(t, "Acme Simulations", "Sim Shop")
 	live := s.payMerchant(c, "live", "Live Shop", "ACTIVE")
@@ -164,7 +165,7 @@ func TestPaymentSimulate(t *testing.T) {
 
 // A repeated request with the same Idempotency-Key returns the same payment and publishes
 // nothing new.
-func TestPaymentProcessIdempotent(t *testing.T) {
+func TestPaymentRetriedWithItsIdempotencyKeyIsReplayedNotPublishedAgain(t *testing.T) {
 	t.Parallel()
 	s, c, m := newPayingCompany(t, "Acme Idempotency", "Idem Shop")
 	body := fmt.Sprintf(`{"merchant_id":%q,"amount":"3.00"}`, m)
@@ -183,7 +184,7 @@ func TestPaymentProcessIdempotent(t *testing.T) {
 
 // GET /payments: newest first, status filters per DESIGN §4, pagination, 400s and tenant
 // isolation.
-func TestPaymentsList(t *testing.T) {
+func TestPaymentsAreListedNewestFirstFilteredPagedAndPerTenant(t *testing.T) {
 	t.Parallel()
 	s := newPaymentStack(t)
 	c := s.createCompany("Acme Lists")

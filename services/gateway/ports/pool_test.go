@@ -180,7 +180,7 @@ func TestPoolFactsThroughGateway(t *testing.T) {
 
 // Pagination: total, has_more and offset at the boundaries, the type filter, and 400 for
 // invalid values.
-func TestPoolTransactionsPagination(t *testing.T) {
+func TestPoolTransactionsArePagedAndFilteredNewestFirstAndBadValuesRefused(t *testing.T) {
 	s := newPoolStack(t)
 	a := s.createCompany("Acme")
 	sk := a.Keys["sk_test"]

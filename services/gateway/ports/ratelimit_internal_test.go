@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestClassOf(t *testing.T) {
+func TestRoutesFallIntoReadsWritesOrTheSDKClass(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		method, path string
@@ -25,7 +25,7 @@ func TestClassOf(t *testing.T) {
 }
 
 // The IETF fields and Retry-After of a bucket, on a clock the test moves by hand.
-func TestRateLimitHeaders(t *testing.T) {
+func TestRateLimitHeadersTrackTheBucketAndRetryAfterOnceItIsEmpty(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	l := newLimiter(RateLimits{Writes: RateLimit{Rate: 2, Burst: 4}})

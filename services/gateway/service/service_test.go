@@ -29,7 +29,7 @@ const (
 	testIdempotencySecret = "test-idempotency-secret-0123456789abcdef"
 )
 
-func TestConfigDefaults(t *testing.T) {
+func TestConfigDefaultsApplyAndBadDurationsAreRefused(t *testing.T) {
 	t.Parallel()
 	cfg, err := service.LoadFrom(map[string]string{"DATABASE_URL": "postgres://x", "NATS_URL": "nats://y",
 		"IDEMPOTENCY_SECRET": testIdempotencySecret})

@@ -56,7 +56,7 @@ func expectedOutcome(actor domain.Actor, from, to domain.Status) outcome {
 
 // Every (current status × requested status × actor): the company never enters or leaves
 // FROZEN, BLACKLISTED or SUSPENDED; the platform may set anything.
-func TestStatusMachine(t *testing.T) {
+func TestCompaniesNeverEnterOrLeaveLockedStatusesWhileThePlatformSetsAny(t *testing.T) {
 	for _, actor := range []domain.Actor{domain.ActorCompany, domain.ActorPlatform} {
 		for _, from := range domain.Statuses {
 			for _, to := range domain.Statuses {
@@ -93,7 +93,9 @@ func TestStatusMachine(t *testing.T) {
 	}
 }
 
-func TestCreateValidation(t *testing.T) {
+// A bad name or email (too short, not an address, NUL, invalid UTF-8) is a validation error
+// naming the field; a valid name comes back trimmed.
+func TestNewMerchantValidationNamesTheBadFieldAndTrimsTheName(t *testing.T) {
 	for _, tc := range []struct{ name, email, field string }{
 		{"A", "a@example.com", "name"},
 		{"  A  ", "a@example.com", "name"},
@@ -118,8 +120,6 @@ func TestCreateValidation(t *testing.T) {
 	}
 }
 
-// The aggregate decides balance_before and balance_after; each entry starts where the previous
-// ended.
 // A status reason PostgreSQL cannot store is refused before any event is decided (issue 17).
 func TestChangeStatusRefusesNUL(t *testing.T) {
 	m := newMerchant(t, domain.StatusActive)
@@ -130,7 +130,9 @@ func TestChangeStatusRefusesNUL(t *testing.T) {
 	}
 }
 
-func TestLedgerBalanceChain(t *testing.T) {
+// The aggregate decides balance_before and balance_after; each entry starts where the previous
+// ended. A payment entry with a negative amount is refused.
+func TestLedgerEntriesChainTheirBalancesAndRefuseNegativePayments(t *testing.T) {
 	m := newMerchant(t, domain.StatusActive)
 	amounts := []struct {
 		t domain.EntryType

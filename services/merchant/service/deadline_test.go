@@ -73,7 +73,7 @@ func TestCommandsRunWithADeadline(t *testing.T) {
 }
 
 // MERCHANT_COMMAND_TIMEOUT defaults to 8s, below the 10s a caller waits; zero or less is refused.
-func TestCommandTimeoutConfig(t *testing.T) {
+func TestCommandTimeoutDefaultsBelowTheCallersWaitAndMustBePositive(t *testing.T) {
 	t.Parallel()
 	good := testConfig(t)
 	with := func(timeout string) map[string]string {

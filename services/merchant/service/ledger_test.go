@@ -66,7 +66,7 @@ func (s *stack) waitEntries(merchantID string, n int) []entry {
 // second event id for the same payment), and again after a restart of the consumer, is one
 // PAYMENT entry. Deposits and withdrawals chain their balances; the merchant's balance is the
 // last balance_after.
-func TestLedgerExactlyOnce(t *testing.T) {
+func TestLedgerRecordsARepeatedPaymentOnceAndChainsItsBalances(t *testing.T) {
 	s := newStack(t)
 	m := s.mustCreate("c1", "test")
 	pay := confirmed(m, "pay-1", "12.50")
@@ -151,7 +151,7 @@ func TestLedgerExactlyOnce(t *testing.T) {
 
 // A payment for an unknown merchant, or for a merchant of another company, goes to the
 // dead-letter stream, and the messages behind it are still applied.
-func TestLedgerDeadLetters(t *testing.T) {
+func TestPaymentsForUnknownOrForeignMerchantsAreDeadLetteredWithoutBlocking(t *testing.T) {
 	s := newStack(t)
 	m := s.mustCreate("c1", "test")
 	ghost := api.Merchant{ID: uuid.NewString(), CompanyID: "c1", Environment: "test", WalletAddress: "0xghost"}
@@ -182,7 +182,7 @@ func TestLedgerDeadLettersNUL(t *testing.T) {
 	}
 	msg := svctest.WaitDeadLetter(t, s.js, "merchant-ledger-payments")
 	// The URL rule refuses it here (a control character); free-text fields refuse NUL by the
-	// text rule (pkg/events TestValidateRejects).
+	// text rule (pkg/events TestValidateRefusesBrokenRulesNamingTheFieldAndTheReason).
 	if reason := msg.Header.Get(bus.HeaderDLQReason); !strings.Contains(reason, "block_explorer_url") {
 		t.Fatalf("dead letter reason %q", reason)
 	}

@@ -90,7 +90,10 @@ func TestCreateProvisionsWallet(t *testing.T) {
 	})
 }
 
-func TestCreateErrors(t *testing.T) {
+// A too short name or a malformed email is a validation error. An email is unique, whatever
+// its case, within a company and environment only: taken there it is DUPLICATE_RESOURCE, while
+// another company or environment may use it.
+func TestCreateRefusesInvalidFieldsAndEmailsTakenInTheSameScope(t *testing.T) {
 	s := newStack(t)
 	s.mustCreate("c1", "test")
 	if _, err := s.create("c1", "test", "A", "a@example.com"); code(err) != api.CodeValidation {
@@ -180,7 +183,7 @@ func TestCreateWhoseAppendFailsStoresNothing(t *testing.T) {
 
 // A provider failure creates nothing and answers WALLET_PROVIDER_UNAVAILABLE; once the
 // provider is back the same request succeeds.
-func TestWalletProviderFailure(t *testing.T) {
+func TestWalletProviderFailureStoresNothingAndTheRetrySucceeds(t *testing.T) {
 	s := newStack(t)
 	s.wallets.down.Store(true)
 	_, err := s.create("c1", "test", "Acme", "a@example.com")
@@ -199,7 +202,7 @@ func TestWalletProviderFailure(t *testing.T) {
 
 // The status query answers from the current state and only within the company and
 // environment.
-func TestGetStatus(t *testing.T) {
+func TestGetStatusAnswersTheCurrentStatusWithinItsCompanyAndEnvironment(t *testing.T) {
 	s := newStack(t)
 	m := s.mustCreate("c1", "test")
 	ctx := context.Background()

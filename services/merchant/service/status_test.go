@@ -121,7 +121,7 @@ func TestConcurrentCreatesSameEmail(t *testing.T) {
 
 // Parallel PAUSE/ACTIVATE storms: no change is lost (every status_changed event chains from the
 // previous one's to), and the state equals the last event and the fold of the stream.
-func TestStatusStorm(t *testing.T) {
+func TestConcurrentStatusChangesLoseNoneAndTheTableMatchesTheStream(t *testing.T) {
 	s := newStack(t)
 	m := s.mustCreate("c1", "test")
 	var wg sync.WaitGroup

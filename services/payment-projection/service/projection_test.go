@@ -97,8 +97,10 @@ func project(t *testing.T, msgs []proto.Message, batch, replicas, distinct int) 
 	return e.table()
 }
 
-// The statuses of each kind of lifecycle, and the fields the API needs.
-func TestLifecycleStatuses(t *testing.T) {
+// Each kind of lifecycle ends in the highest-ranked status its events reached (an expiry after
+// processing stays PROCESSING, a late created moves nothing back), with the public status,
+// has_created and tx hash the API needs.
+func TestEachPaymentShowsTheHighestRankedStatusItsEventsReached(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.start(serviceConfig(100))

@@ -58,7 +58,7 @@ func TestRecordSignsAndChains(t *testing.T) {
 	}
 }
 
-func TestRecordRejects(t *testing.T) {
+func TestRecordRefusesAZeroAmountAndABalanceOverflow(t *testing.T) {
 	p := domain.New(id)
 	if _, err := p.Record(domain.Fact{Type: domain.Deposit, Amount: money.Amount{}}, uuid.New(), time.Now()); !errors.Is(err, domain.ErrInvalidAmount) {
 		t.Fatalf("zero amount: %v", err)
@@ -74,7 +74,7 @@ func TestRecordRejects(t *testing.T) {
 }
 
 // The alert fires when the pool goes from at-or-above the threshold to below it, once.
-func TestLowBalanceCrossings(t *testing.T) {
+func TestPoolAlertsOnceEachTimeItDropsBelowTheThreshold(t *testing.T) {
 	p := domain.New(id) // 0.00 < 100.00: low from the start, no alert
 	steps := []struct {
 		f     domain.Fact
@@ -101,7 +101,9 @@ func TestLowBalanceCrossings(t *testing.T) {
 	}
 }
 
-func TestChangeSettings(t *testing.T) {
+// Settings equal to the current ones change nothing; a threshold raised above the balance
+// records the change and the alert; a negative threshold is refused.
+func TestThresholdRaisedAboveTheBalanceAlertsWhileUnchangedSettingsDoNothing(t *testing.T) {
 	p := domain.Restore(id, money.MustParse("500.00"), domain.DefaultSettings(), 7)
 	changed, err := p.ChangeSettings(domain.DefaultSettings(), time.Now(), domain.Cause{})
 	if err != nil || changed {

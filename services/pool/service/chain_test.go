@@ -70,7 +70,7 @@ func randomFacts(r *rand.Rand, id domain.ID, n int) []fact {
 // pools (two companies, test and live), with repeated facts and redelivered messages, every
 // movement chains exactly, the balance is the sum of the amounts, each key records exactly one
 // movement, and no pool sees another's facts.
-func TestBalanceChainProperty(t *testing.T) {
+func TestShuffledRepeatedFactsChainEachPoolsBalanceAndRecordEachKeyOnce(t *testing.T) {
 	h := newHarness(t, service.Config{BatchSize: 64})
 	for round := 0; round < 3; round++ {
 		seed := uint64(time.Now().UnixNano())

@@ -83,7 +83,11 @@ func TestThresholdChangeFiresAndRearms(t *testing.T) {
 	}
 }
 
-func TestCommands(t *testing.T) {
+// The settings and simulated-deposit commands, over NATS and through the gateway's client: a
+// simulated deposit is recorded once per request id and published like a real one, it is
+// refused in live mode, and a bad amount or a negative threshold is a validation error naming
+// the field.
+func TestPoolCommandsValidateTheirInputAndRecordASimulatedDepositOnce(t *testing.T) {
 	h := newHarness(t, service.Config{})
 	id := newPoolID(t, h.db(), "test")
 

@@ -75,7 +75,10 @@ func TestSenderRefusesNonPublicAddressesAtDialTime(t *testing.T) {
 	}
 }
 
-func TestSenderOutcomes(t *testing.T) {
+// A 2xx, an error status (its body cut to 1,000 characters), a redirect (not followed), a
+// timeout, a connection closed without an answer and an untrusted certificate each give their
+// own outcome.
+func TestSenderReportsTheStatusOrTheKindOfFailureOfEachAttempt(t *testing.T) {
 	var target atomic.Int64
 	other, _, _ := tlsReceiver(t, func(w http.ResponseWriter, _ *http.Request) { target.Add(1) })
 	cases := []struct {

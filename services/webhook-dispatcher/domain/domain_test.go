@@ -140,7 +140,7 @@ func TestSecretBoxRoundTripAndBinding(t *testing.T) {
 	}
 }
 
-func TestBlockedAddresses(t *testing.T) {
+func TestNonPublicAddressesAreBlockedAndPublicOnesAreNot(t *testing.T) {
 	blocked := []string{"127.0.0.1", "::1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
 		"169.254.1.1", "100.64.0.1", "100.127.255.254", "fc00::1", "fd12::1", "fe80::1", "::ffff:127.0.0.1",
 		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "ff02::1", "255.255.255.255",
@@ -162,7 +162,9 @@ func TestBlockedAddresses(t *testing.T) {
 	}
 }
 
-func TestValidateURL(t *testing.T) {
+// The strict policy takes https URLs to public hosts only (no credentials, fragment or
+// private address); the development policy takes a local http URL.
+func TestValidateURLRefusesAllButPublicHTTPSUnlessThePolicyRelaxes(t *testing.T) {
 	strict := domain.URLPolicy{}
 	for _, ok := range []string{"https://example.com/hooks", "https://example.com:8443/x?y=1"} {
 		if _, err := strict.ValidateURL(ok); err != nil {
@@ -184,7 +186,7 @@ func TestValidateURL(t *testing.T) {
 
 // Ports are 443 and 8443 only (an https URL without one is 443, an http one 80), unless the
 // policy allows any; the refusal names the field.
-func TestValidateURLPorts(t *testing.T) {
+func TestURLPortsAre443Or8443UnlessThePolicyAllowsAny(t *testing.T) {
 	strict := domain.URLPolicy{AllowHTTP: true}
 	for _, ok := range []string{"https://example.com/", "https://example.com:443/", "https://example.com:8443/hooks",
 		"http://example.com:443/", "https://[2606:4700::1111]:8443/"} {

@@ -447,7 +447,7 @@ func TestCronRunIsFairAcrossCompanies(t *testing.T) {
 // body keeps its first 1,000 characters; a slow receiver is a timeout; a redirect is not
 // followed; a refused connection is "could not connect" (the partner-visible log names no
 // address and does not tell a refused port from an unknown name).
-func TestFailedAttemptDetails(t *testing.T) {
+func TestFailedAttemptsRecordWhatWentWrongAndFollowNoRedirect(t *testing.T) {
 	h := startDispatcher(t, map[string]string{"WEBHOOK_TIMEOUT": "300ms"})
 	rc := newReceiver(t)
 	target := newReceiver(t)

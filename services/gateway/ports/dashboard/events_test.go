@@ -146,7 +146,7 @@ func nextLine(t *testing.T, lines <-chan string, prefix string) string {
 // The events endpoint needs a session, relays the feed as named events, holds at most
 // MaxStreams connections (a client that leaves frees its slot), and when the company's keys are
 // rolled re-checks the session and ends the stream with a signout event.
-func TestEventsStream(t *testing.T) {
+func TestEventsStreamNeedsASessionIsCappedAndEndsWhenKeysAreRolled(t *testing.T) {
 	t.Parallel()
 	sessions := &fakeSessions{token: newToken()}
 	live := &fakeLive{}

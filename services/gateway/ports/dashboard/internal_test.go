@@ -47,7 +47,7 @@ func TestCSRFTokenIsBoundToTheSession(t *testing.T) {
 
 // Requests a browser marks as coming from another site are refused; tools that send neither
 // header are left to the CSRF token.
-func TestSameOrigin(t *testing.T) {
+func TestCrossSiteBrowserRequestsAreRefusedAndHeaderlessOnesAllowed(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		origin, site string
@@ -75,7 +75,7 @@ func TestSameOrigin(t *testing.T) {
 }
 
 // Page links keep the filters and drop page 1; the page number is bounded.
-func TestPager(t *testing.T) {
+func TestPagerLinksKeepTheFiltersAndThePageNumberIsBounded(t *testing.T) {
 	t.Parallel()
 	p := pager{Page: 2, HasMore: true, Total: 60, query: url.Values{"type": {"DEBIT"}, "page": {"2"}}, path: "/dashboard/pool"}
 	if p.Prev() != "/dashboard/pool?type=DEBIT" || p.Next() != "/dashboard/pool?page=3&type=DEBIT" || p.Pages() != 3 ||
@@ -94,7 +94,7 @@ func TestPager(t *testing.T) {
 
 // The chart draws the oldest movement on the left and labels its range with the API's own
 // amounts; the threshold line is drawn only within the range.
-func TestBalanceChart(t *testing.T) {
+func TestBalanceChartDrawsOldestLeftAndThresholdOnlyWithinRange(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	mv := func(after string, minutes int) domain.PoolTransaction {
@@ -120,7 +120,7 @@ func TestBalanceChart(t *testing.T) {
 }
 
 // Times go out in UTC inside <time datetime>, escaped, for the script to localise.
-func TestTimestamp(t *testing.T) {
+func TestTimesAreWrittenInUTCInsideATimeElement(t *testing.T) {
 	t.Parallel()
 	got := string(timestamp(time.Date(2026, 11, 25, 13, 4, 5, 6e6, time.FixedZone("CET", 3600))))
 	want := `<time datetime="2026-11-25T12:04:05.006Z" data-local>2026-11-25 12:04:05 UTC</time>`
@@ -133,7 +133,7 @@ func TestTimestamp(t *testing.T) {
 }
 
 // Every page template parses with the layout.
-func TestTemplatesParse(t *testing.T) {
+func TestEveryPageTemplateParsesWithTheLayout(t *testing.T) {
 	t.Parallel()
 	pages, err := parseTemplates()
 	if err != nil {
@@ -148,7 +148,7 @@ func TestTemplatesParse(t *testing.T) {
 }
 
 // A delivery log cursor is the last entry's time and id; anything else is a validation error.
-func TestParseCursor(t *testing.T) {
+func TestParseCursorReadsTimeAndIDAndRefusesMalformedOnes(t *testing.T) {
 	t.Parallel()
 	c, err := parseCursor("2026-11-25T12:00:00.123456Z_5f0c7a52-8e0f-4b4c-9d55-2d8e07b5c2f1")
 	if err != nil || c.ID != "5f0c7a52-8e0f-4b4c-9d55-2d8e07b5c2f1" || c.CreatedAt.Nanosecond() != 123456000 {

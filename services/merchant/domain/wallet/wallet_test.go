@@ -71,7 +71,8 @@ var bip32Vectors = []struct {
 	}},
 }
 
-func TestBIP32Vectors(t *testing.T) {
+// Private derivation from each vector's seed gives the published xprv and xpub at every step.
+func TestDerivationFromASeedMatchesTheBIP32Vectors(t *testing.T) {
 	for _, v := range bip32Vectors {
 		master := mustMaster(t, mustHex(t, v.seed))
 		for _, s := range v.steps {
@@ -89,10 +90,9 @@ func TestBIP32Vectors(t *testing.T) {
 	}
 }
 
-// TestEthereumAddresses checks the whole chain (BIP-39 seed, BIP-44 path m/44'/60'/0'/0/i,
-// Keccak-256, EIP-55) against the well-known accounts of the "test test … junk" mnemonic that
-// Hardhat and Foundry use.
-func TestEthereumAddresses(t *testing.T) {
+// The whole chain (BIP-39 seed, BIP-44 path m/44'/60'/0'/0/i, Keccak-256, EIP-55) against the
+// well-known accounts of the "test test … junk" mnemonic that Hardhat and Foundry use.
+func TestDerivedEthereumAccountsMatchTheHardhatTestMnemonic(t *testing.T) {
 	const mnemonic = "test test test test test test test test test test test junk"
 	seed, err := pbkdf2.Key(sha512.New, mnemonic, []byte("mnemonic"), 2048, 64)
 	if err != nil {
@@ -121,8 +121,9 @@ func TestEthereumAddresses(t *testing.T) {
 	}
 }
 
-// The examples of EIP-55 (https://eips.ethereum.org/EIPS/eip-55).
-func TestEIP55(t *testing.T) {
+// The examples of EIP-55 (https://eips.ethereum.org/EIPS/eip-55); an address of the wrong
+// length is refused.
+func TestChecksumAddressMatchesTheEIP55ExamplesAndRefusesShortOnes(t *testing.T) {
 	for _, want := range []string{
 		"0x52908400098527886E0F7030069857D2E4169EE7",
 		"0x8617E340B3D01FA5F11F306F4090FD50E238070D",

@@ -89,8 +89,9 @@ func TestPublicKeyCannotDeriveHardenedChildren(t *testing.T) {
 }
 
 // The addresses of the live account derived from its xpub alone are the well-known accounts of
-// the "test test … junk" mnemonic (m/44'/60'/0'/0/i), which TestEthereumAddresses reaches by
-// private derivation; the test account (m/44'/60'/1') gives other addresses.
+// the "test test … junk" mnemonic (m/44'/60'/0'/0/i), which
+// TestDerivedEthereumAccountsMatchTheHardhatTestMnemonic reaches by private derivation; the test
+// account (m/44'/60'/1') gives other addresses.
 func TestAccountXPubDerivesTheAccountsAddresses(t *testing.T) {
 	seed, err := pbkdf2.Key(sha512.New, "test test test test test test test test test test test junk", []byte("mnemonic"), 2048, 64)
 	if err != nil {
@@ -130,7 +131,9 @@ func address(t *testing.T, account *wallet.ExtendedPublicKey, i uint32) string {
 	return a
 }
 
-func TestParseSeed(t *testing.T) {
+// A hex seed is read with the surrounding space trimmed; an empty, non-hex, too short or too
+// long one is refused.
+func TestParseSeedTakesTrimmedHexAndRefusesBadHexOrLengths(t *testing.T) {
 	if s, err := wallet.ParseSeed(" 000102030405060708090a0b0c0d0e0f\n"); err != nil || len(s) != 16 {
 		t.Fatalf("ParseSeed: %x, %v", s, err)
 	}
