@@ -114,7 +114,7 @@ func (s *stack) configureWebhooks(key string, r *receiver) {
 
 // A partner creates a merchant, pauses and reactivates it, cannot lift a platform freeze,
 // sees its wallet deposits in the ledger, and nobody else sees the merchant.
-func TestMerchantLifecycleAndLedger(t *testing.T) {
+func TestAPartnerManagesItsMerchantAndLedgerUnseenByOtherTenants(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	key := s.creds.Keys.SKTest

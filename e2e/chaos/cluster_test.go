@@ -69,7 +69,7 @@ type measured struct {
 // services: they reconnect by themselves); every process restarted in turn (SIGTERM, then
 // start) with no request failing that a retry with its Idempotency-Key would not absorb. Then
 // every invariant of the chaos check.
-func TestClusterFailoversAndRollingRestart(t *testing.T) {
+func TestTheClusterKeepsEveryInvariantThroughFailoversAndARollingRestart(t *testing.T) {
 	m := &measured{takeovers: map[string]time.Duration{}, catchUps: map[string]time.Duration{},
 		recoveries: map[string]time.Duration{}}
 	cfg := chaos.DefaultConfig()

@@ -75,7 +75,7 @@ func TestCommonIsReadFromTheMapWithDefaultsForUnsetOrEmptyVariables(t *testing.T
 	}
 }
 
-func TestLoadFromServiceConfig(t *testing.T) {
+func TestLoadFromGivesAServiceConfigItsDefaultsUnlessTheEnvironmentSetsThem(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name           string

@@ -209,7 +209,7 @@ func TestDecodeReportsAnInvalidFieldAsInvalidNotUndecodable(t *testing.T) {
 	}
 }
 
-func TestMetaOfNonEvent(t *testing.T) {
+func TestMetaOfAMessageThatIsNotAnEventIsNil(t *testing.T) {
 	t.Parallel()
 	if m := Meta(Meta(fixture(TypePaymentCreated))); m != nil {
 		t.Fatalf("Meta of an EventMeta = %v, want nil", m)

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-func TestSubjectForAndParse(t *testing.T) {
+func TestSubjectForEveryEventTypeParsesBackIntoItsParts(t *testing.T) {
 	t.Parallel()
 	for _, s := range All() {
 		t.Run(s.Type, func(t *testing.T) {

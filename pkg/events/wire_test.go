@@ -73,9 +73,9 @@ func wireCases(t testing.TB) []struct {
 	}
 }
 
-// TestUnmarshalProtobufAsProtoUnmarshal: the generated decoder, behind the scan, accepts and
-// rejects what proto.Unmarshal does and gives the same message, unknown fields included.
-func TestUnmarshalProtobufAsProtoUnmarshal(t *testing.T) {
+// The generated decoder, behind the scan, accepts and rejects what proto.Unmarshal does and
+// gives the same message, unknown fields included.
+func TestUnmarshalProtobufAcceptsRejectsAndDecodesAsProtoUnmarshalDoes(t *testing.T) {
 	t.Parallel()
 	s, _ := Lookup(TypePaymentCreated)
 	for _, tc := range wireCases(t) {
@@ -147,7 +147,7 @@ func TestEveryEventTypeHasAShape(t *testing.T) {
 
 // Shapes of recursive types terminate, and scan follows them (google.protobuf.Value holds
 // structs and lists of values, through a map).
-func TestShapeOfRecursiveType(t *testing.T) {
+func TestShapesOfRecursiveTypesTerminateAndScanFollowsThem(t *testing.T) {
 	t.Parallel()
 	md := (&structpb.Value{}).ProtoReflect().Descriptor()
 	if !scannable(md, make(map[protoreflect.FullName]bool)) {
@@ -193,7 +193,7 @@ func TestUnmarshalResetsTheMessageItDecodesInto(t *testing.T) {
 // Unmarshal gives any generated message outside the event catalogue (a stored payment's facts)
 // the same verdict as proto.Unmarshal, through a shape built on first use: a string that is not
 // UTF-8 is refused, which the generated decoder alone would take.
-func TestUnmarshalOtherMessageAsProtoUnmarshal(t *testing.T) {
+func TestUnmarshalJudgesNonEventMessagesAsProtoUnmarshalDoes(t *testing.T) {
 	good, err := proto.Marshal(&storev1.PaymentFacts{Facts: []*storev1.PaymentFact{
 		{EventId: make([]byte, 16), Status: "CONFIRMED", TxHash: "0xhash", AmountMicros: 12_500_000}}})
 	if err != nil {

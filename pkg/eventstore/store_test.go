@@ -41,7 +41,7 @@ func ev(stream string, i int) eventstore.Event {
 	}
 }
 
-func TestAppendAndReadStream(t *testing.T) {
+func TestAppendedEventsReadBackInVersionOrderAfterTheVersionAskedFor(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
@@ -128,7 +128,7 @@ func TestAnEventWithoutAnIDOrAnEmptyAppendIsRefusedAsInvalid(t *testing.T) {
 
 // Concurrent appends with the same expected version: exactly one wins, every other gets the
 // typed concurrency error.
-func TestConcurrentAppendsSameExpectedVersion(t *testing.T) {
+func TestConcurrentAppendsAtOneExpectedVersionLetExactlyOneWin(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()

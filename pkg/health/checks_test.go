@@ -158,9 +158,9 @@ func TestStreamsCheckNamesEveryMissingStream(t *testing.T) {
 	}
 }
 
-// TestReadyzAgainstRealDependencies wires the ready-made checks into a Server, as a service
-// does, and watches readiness follow the streams.
-func TestReadyzAgainstRealDependencies(t *testing.T) {
+// The ready-made checks, wired into a Server as a service does, against a real NATS server:
+// readiness follows the streams.
+func TestReadyzFailsNamingTheMissingStreamUntilItExists(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
 	js, err := jetstream.New(nc)

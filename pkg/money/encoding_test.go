@@ -94,7 +94,7 @@ func TestUnmarshalJSONAcceptsOnlyAStringHoldingASignedAmount(t *testing.T) {
 	}
 }
 
-func TestUnmarshalJSONNullIntoPointer(t *testing.T) {
+func TestJSONNullUnmarshalsIntoANilAmountPointer(t *testing.T) {
 	t.Parallel()
 	var got struct {
 		Fee *money.Amount `json:"fee"`

@@ -50,7 +50,7 @@ func denied(t *testing.T, conn *pgx.Conn, sql string) {
 // Issue 16 item 3: after Bootstrap each service's role owns its schema (objects made before
 // the roles existed included), and a role reads another schema only where Roles says so, and
 // never writes it.
-func TestBootstrapOwnersAndReaders(t *testing.T) {
+func TestBootstrapMakesEachRoleOwnItsSchemaAndOnlyReadTheOthersItMay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := testkit.NewDatabase(t)

@@ -51,7 +51,7 @@ func watchRowCount(db *pgxpool.Pool, stop <-chan struct{}) (lowest func() int64)
 // A store-fed projection rebuilt while events keep being appended and its live runner keeps
 // applying them: readers never see fewer rows than before, and afterwards the table holds every
 // event exactly once, as a fresh verify confirms.
-func TestRebuildStoreFedProjectionUnderLoad(t *testing.T) {
+func TestAStoreFedRebuildUnderLoadHidesNoRowsAndAppliesEveryEventOnce(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
 	store := eventstore.New(db)
@@ -182,7 +182,7 @@ func TestSecondRebuildIsRefusedWhileOneRuns(t *testing.T) {
 // A stream-fed projection rebuilt from JetStream while messages keep arriving and the live
 // consumer keeps applying them: afterwards every event is in the table exactly once (the live
 // consumer does not apply again what the rebuild applied), and verify finds no difference.
-func TestRebuildStreamFedProjectionUnderLoad(t *testing.T) {
+func TestAStreamFedRebuildUnderLoadHidesNoRowsAndAppliesEveryEventOnce(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	p := &paymentsProjector{}

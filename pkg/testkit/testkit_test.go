@@ -34,7 +34,7 @@ func TestNewDatabaseIsMigratedAndIsolated(t *testing.T) {
 	}
 }
 
-func TestDatabaseDroppedAtCleanup(t *testing.T) {
+func TestNewDatabaseIsDroppedWhenItsTestEnds(t *testing.T) {
 	t.Parallel()
 	var dsn string
 	t.Run("inner", func(t *testing.T) { dsn = NewDatabase(t, thingsSet) })
@@ -67,7 +67,7 @@ func TestTemporaryClusterStarts(t *testing.T) {
 	}
 }
 
-func TestNATSHasJetStream(t *testing.T) {
+func TestNATSStartsAServerWithJetStreamEnabled(t *testing.T) {
 	t.Parallel()
 	nc, err := nats.Connect(NATS(t))
 	if err != nil {

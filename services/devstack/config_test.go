@@ -39,7 +39,7 @@ func TestEmptyEnvironmentGivesTheDefaultDirsPortsAndURLs(t *testing.T) {
 // longAdminToken is an ADMIN_TOKEN the gateway accepts (MinSecretBytes or more).
 const longAdminToken = "adm-0123456789abcdef0123456789abcdef"
 
-func TestLoadConfigFromEnvironment(t *testing.T) {
+func TestLoadConfigTakesDirsURLsAndSecretsFromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadConfig(map[string]string{
 		"BIN_DIR": "/opt/bin", "DATA_DIR": "/var/dev", "DEV_CRON_INTERVAL": "0", "GATEWAY_ADDR": ":9000",

@@ -52,7 +52,7 @@ func TestCredentialsReadBackAsWrittenFromAnOwnerOnlyFile(t *testing.T) {
 	}
 }
 
-func TestCredentialsFileFieldNames(t *testing.T) {
+func TestCredentialsFileHasEveryFieldUnderItsSnakeCaseNameEvenWhenEmpty(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), CredentialsFile)
 	c := Credentials{Company: &Company{ID: "c1", Name: "n"}, Keys: &APIKeys{SKTest: "s"}, Health: map[string]string{}}

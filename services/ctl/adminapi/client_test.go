@@ -8,7 +8,7 @@ import (
 )
 
 // A POST that fails with 5xx is sent again with the same Idempotency-Key; a 4xx is not retried.
-func TestRetriesWithSameIdempotencyKey(t *testing.T) {
+func TestAPostFailingWith5xxIsRetriedWithTheSameKeyAndA4xxIsNot(t *testing.T) {
 	t.Parallel()
 	var (
 		mu   sync.Mutex

@@ -72,7 +72,7 @@ func whoami(t *testing.T, url, key string) map[string]any {
 	return m
 }
 
-func TestCompaniesCreateAndList(t *testing.T) {
+func TestCompaniesCreatePrintsTheKeysAndListShowsNewestFirst(t *testing.T) {
 	t.Parallel()
 	url := startGateway(t)
 	env := map[string]string{"GATEWAY_URL": url, "ADMIN_TOKEN": adminToken}

@@ -183,7 +183,7 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 
 // redrive --all --consumer re-drives only that consumer's dead letters; purge needs --yes and
 // can be limited to one consumer.
-func TestDLQRedriveAllAndPurge(t *testing.T) {
+func TestDLQRedriveAllAndPurgeCanBeLimitedToOneConsumerAndPurgeNeedsYes(t *testing.T) {
 	t.Parallel()
 	e := newDLQEnv(t)
 	env := map[string]string{"NATS_URL": e.url}

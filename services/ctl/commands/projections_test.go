@@ -27,7 +27,7 @@ import (
 
 // An operator verifies the merchant read model, finds a corrupted row, rebuilds, and verifies
 // again, with the CLI against a running merchant service.
-func TestProjectionsVerifyRebuildMerchants(t *testing.T) {
+func TestProjectionsVerifyFindsACorruptMerchantRowAndRebuildRepairsIt(t *testing.T) {
 	t.Parallel()
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, merchantmigrations.Set())
@@ -98,8 +98,8 @@ func TestProjectionsVerifyRebuildMerchants(t *testing.T) {
 }
 
 // The payments read model, fed from the PAYMENTS stream, verifies clean after a lifecycle,
-// reports a corrupted status, and is repaired by a rebuild from the stream.
-func TestProjectionsVerifyRebuildPayments(t *testing.T) {
+// reports a corrupted amount, and is repaired by a rebuild from the stream.
+func TestProjectionsVerifyFindsACorruptPaymentRowAndRebuildRepairsIt(t *testing.T) {
 	t.Parallel()
 	url := testkit.NATS(t)
 	dsn := testkit.NewDatabase(t, paymentmigrations.Set())

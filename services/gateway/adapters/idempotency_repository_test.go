@@ -75,7 +75,7 @@ func TestIdempotencyKeyIsClaimedOncePerScopeAndCompletedOnlyByItsOwner(t *testin
 	}
 }
 
-func TestIdempotencyRepositoryReleaseAndTakeOver(t *testing.T) {
+func TestReleasedKeysAreFreeAndLapsedOnesPassOnlyToTheSameRequest(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s, exec := newRepository(t, time.Minute, time.Hour)

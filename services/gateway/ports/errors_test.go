@@ -63,7 +63,7 @@ func TestBadRequestsGetTheirStatusAndCodeAndCreateNothing(t *testing.T) {
 }
 
 // A body over the limit sent without a Content-Length (chunked) is caught while reading.
-func TestChunkedBodyOverLimit(t *testing.T) {
+func TestAChunkedBodyOverTheLimitIsRefusedAsTooLarge(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	body := io.MultiReader(strings.NewReader(`{"name":"`), bytes.NewReader(bytes.Repeat([]byte("x"), ports.MaxBodyBytes)),

@@ -66,7 +66,7 @@ func TestIdempotentResponseStoredSealed(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKeyReusedWithOtherRequest(t *testing.T) {
+func TestAnIdempotencyKeyReusedForAnotherRequestIsRefusedAsAConflict(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	acme := g.createCompany("Acme")

@@ -25,7 +25,7 @@ func merchantStatusPath(prefix, id string) string {
 
 // Create (SPEC §4.2), list (§4.1) and status updates (§4.4, the dashboard twin, the admin
 // route) with the exact fields of SPEC §2.1–2.3, and the status rules of §3.1 over HTTP.
-func TestMerchantLifecycleOverHTTP(t *testing.T) {
+func TestMerchantRoutesReturnTheSpecFieldsAndEnforceTheStatusRules(t *testing.T) {
 	s := newMerchantStack(t)
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]
@@ -259,7 +259,7 @@ func TestMerchantLedgerOverHTTP(t *testing.T) {
 // A wallet provider failure is 503 WALLET_PROVIDER_UNAVAILABLE and creates nothing; the 5xx is
 // not stored under the Idempotency-Key, so the retry with the same key succeeds once the
 // provider is back, and a further repeat replays the 201.
-func TestWalletProviderFailureThenIdempotentRetry(t *testing.T) {
+func TestAWalletProviderFailureCreatesNothingAndIsRetriableWithTheSameKey(t *testing.T) {
 	s := newMerchantStack(t)
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]
@@ -349,7 +349,7 @@ func TestWithTheMerchantServiceDownCommandsAre503AndReadsStillWork(t *testing.T)
 
 // Wallet deposits and withdrawals appear in the ledger as DEPOSIT and WITHDRAWAL (negative),
 // with payment_id null.
-func TestMerchantLedgerWalletEntries(t *testing.T) {
+func TestWalletDepositsAndWithdrawalsEnterTheLedgerWithNoPaymentID(t *testing.T) {
 	s := newMerchantStack(t)
 	a := s.createCompany("Acme")
 	key := a.Keys["sk_test"]

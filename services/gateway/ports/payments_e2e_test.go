@@ -20,7 +20,7 @@ import (
 // End to end with the real services: a simulated payment shows CONFIRMED in GET /payments when
 // the 201 returns, and the pool's DEBIT and the merchant ledger's PAYMENT credit follow from
 // payment.confirmed through their own consumers, with consistent balances.
-func TestPaymentSimulateEndToEnd(t *testing.T) {
+func TestASimulatedPaymentIsConfirmedThenDebitsThePoolAndCreditsTheMerchant(t *testing.T) {
 	t.Parallel()
 	s := newPaymentStack(t)
 	svctest.StartOn(t, merchantservice.Options(merchantservice.Config{

@@ -84,7 +84,7 @@ func (s *poolStack) waitTotal(key string, n int) poolList {
 // Treasury and payment facts published on the bus with their real subjects become pool
 // transactions that the management endpoints show, newest first, with the balance chain;
 // the other environment and other companies see nothing of them.
-func TestPoolFactsThroughGateway(t *testing.T) {
+func TestPoolFactsOnTheBusBecomeTransactionsThatOnlyTheirPoolSees(t *testing.T) {
 	s := newPoolStack(t)
 	a, b := s.createCompany("Acme"), s.createCompany("Beta")
 	sk := a.Keys["sk_test"]
@@ -244,7 +244,7 @@ func TestPoolTransactionsArePagedAndFilteredNewestFirstAndBadValuesRefused(t *te
 }
 
 // Settings and simulated deposits through the dashboard endpoints, with read-your-writes.
-func TestPoolSettingsAndSimulatedDeposit(t *testing.T) {
+func TestPoolSettingsAndSimulatedDepositsApplyAtOnceToTheirEnvironmentOnly(t *testing.T) {
 	s := newPoolStack(t)
 	a := s.createCompany("Acme")
 	sk := a.Keys["sk_test"]

@@ -26,7 +26,7 @@ func (g *gateway) keyGet(key, path string) response {
 
 // A key gets Burst requests of a class, then 429 RATE_LIMITED with Retry-After and the IETF
 // RateLimit-Policy and RateLimit fields; its other classes, and other keys, are untouched.
-func TestRateLimitPerKeyAndClass(t *testing.T) {
+func TestRateLimitsApplyPerKeyAndClassAndAnswer429WithRetryAfter(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, withRateLimits(3))
 	a := g.createCompany("Acme")
@@ -121,7 +121,7 @@ func TestRateLimitOnePartnerDoesNotSlowAnother(t *testing.T) {
 // keys and tokens. Once an address has spent that budget even a valid key is not looked up
 // from it (429), so that guessing keys costs the database nothing; other addresses and keys are
 // untouched. Health probes are never limited.
-func TestRateLimitUnauthenticatedPerAddress(t *testing.T) {
+func TestCallsWithoutAValidCredentialAreRateLimitedPerClientAddress(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, withRateLimits(4))
 	a := g.createCompany("Acme") // admin calls that succeed draw from no bucket

@@ -110,7 +110,7 @@ func (st *webhookStack) waitLogs(key, query string, n int) []map[string]any {
 	return logs
 }
 
-func TestWebhookConfigSecretRollAndValidation(t *testing.T) {
+func TestWebhookConfigShowsASecretOnlyWhenMadeOrRolledAndRefusesBadInput(t *testing.T) {
 	st := newWebhookStack(t)
 	c := st.createCompany("Hooks Ltd")
 	sk := c.Keys["sk_test"]
@@ -174,7 +174,7 @@ func TestWebhookConfigRefusesOtherPorts(t *testing.T) {
 // past the burst a retry is 429 RATE_LIMITED with Retry-After and nothing is sent; the refusal
 // is not stored under its Idempotency-Key (a repeat is refused afresh, not replayed); another
 // company's retries are unaffected.
-func TestWebhookManualRetryRateLimited(t *testing.T) {
+func TestManualWebhookRetriesPastTheBurstAre429PerCompanyAndSendNothing(t *testing.T) {
 	st := newWebhookStackWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
 		"WEBHOOK_ALLOW_ANY_PORT": "true", "WEBHOOK_MANUAL_RETRY_RATE": "0.01", "WEBHOOK_MANUAL_RETRY_BURST": "2"})
 	busy, calm := st.createCompany("Busy Ltd"), st.createCompany("Calm Ltd")

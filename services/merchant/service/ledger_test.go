@@ -169,7 +169,7 @@ func TestPaymentsForUnknownOrForeignMerchantsAreDeadLetteredWithoutBlocking(t *t
 
 // Issue 17 on the bus: an event with a string PostgreSQL text cannot hold (NUL) is dead-lettered
 // with the reason before anything is stored, and the messages behind it are still applied.
-func TestLedgerDeadLettersNUL(t *testing.T) {
+func TestLedgerDeadLettersAPaymentHoldingNULWithoutBlockingTheRest(t *testing.T) {
 	s := newStack(t)
 	m := s.mustCreate("c1", "test")
 	bad := confirmed(m, "pay-nul", "1.00")

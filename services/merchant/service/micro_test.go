@@ -19,7 +19,7 @@ import (
 
 // The command API is a micro service that `nats micro ls` / `stats` show, with its endpoints
 // in queue group "merchant", and two replicas share the requests.
-func TestMicroServiceAcrossReplicas(t *testing.T) {
+func TestCommandAPIReplicasShareTheRequestsOfOneQueueGroup(t *testing.T) {
 	s := newStack(t)
 	svctest.StartOn(t, service.Options(testConfig(t)), s.dsn, s.natsURL)
 

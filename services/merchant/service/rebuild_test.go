@@ -19,7 +19,7 @@ import (
 // After merchants, status changes and ledger entries, the read tables equal a rebuild from the
 // event store; a corrupted balance is reported by verify and repaired by a rebuild, which keeps
 // the foreign key of the ledger and serves the same answers afterwards.
-func TestReadModelVerifyAndRebuild(t *testing.T) {
+func TestMerchantReadTablesMatchARebuildThatRepairsACorruptBalance(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
 	ms := s.mustCreateN(5, "c1", "test")
@@ -65,7 +65,7 @@ func TestReadModelVerifyAndRebuild(t *testing.T) {
 // Ledger entries applied in batches (many entries of several merchants in one consumer
 // transaction, written with set-based statements) leave the read tables a rebuild gives,
 // which applies one event at a time; so do a status change and entries mixed in one stream.
-func TestReadModelVerifyAfterBatchedLedger(t *testing.T) {
+func TestLedgerEntriesAppliedInBatchesLeaveTheTablesARebuildGives(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
 	ms := s.mustCreateN(3, "c1", "test")

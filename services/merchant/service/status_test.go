@@ -15,7 +15,7 @@ import (
 // Every (current status × requested status × actor) through the command API: the result code,
 // the status after, and whether a merchant.status_changed event with the right from, to and
 // actor was appended.
-func TestStatusTableOverNATS(t *testing.T) {
+func TestEveryStatusChangeOverNATSGivesTheCodeStatusAndEventTheRulesSay(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
 	for _, actor := range []domain.Actor{domain.ActorCompany, domain.ActorPlatform} {
@@ -87,7 +87,7 @@ func (s *stack) events(id string) []domain.Event {
 
 // 20 parallel creations with one email: exactly one succeeds, the others are
 // DUPLICATE_RESOURCE.
-func TestConcurrentCreatesSameEmail(t *testing.T) {
+func TestConcurrentCreatesWithOneEmailMakeOneMerchantAndRefuseTheRest(t *testing.T) {
 	s := newStack(t)
 	const n = 20
 	codes := make([]string, n)

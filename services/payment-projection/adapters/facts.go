@@ -59,7 +59,7 @@ func encodeSorted(sorted []domain.Fact) ([]byte, error) {
 		msg.Facts[i] = m
 	}
 	// MarshalVT writes the bytes proto.Marshal does (fields in number order, and no maps, so the
-	// same bytes every time; TestEncodeFactsAsProtoMarshal) without reflection.
+	// same bytes every time; TestEncodeFactsWritesTheBytesProtoMarshalWrites) without reflection.
 	b, err := msg.MarshalVT()
 	if err != nil {
 		return nil, fmt.Errorf("encoding the facts of payment %s: %w", keyString(sorted), err)

@@ -64,7 +64,7 @@ func TestFactsRoundTripInOneOrder(t *testing.T) {
 
 // The stored bytes are what proto.Marshal writes (they were, before MarshalVT), so that rows
 // written by either version compare equal and a rebuilt row equals a live one.
-func TestEncodeFactsAsProtoMarshal(t *testing.T) {
+func TestEncodeFactsWritesTheBytesProtoMarshalWrites(t *testing.T) {
 	t.Parallel()
 	deterministic := proto.MarshalOptions{Deterministic: true}
 	us := func(v int64) *int64 { return &v }

@@ -101,7 +101,7 @@ func (e *consumerEnv) start(t testing.TB, ctx context.Context, batch int, afterC
 // acknowledging it (its acknowledgements never reach the server), a second is killed at an
 // arbitrary moment mid-batch; a third takes over. Every payment is debited exactly once and
 // the chain is exact.
-func TestExactlyOnceUnderCrash(t *testing.T) {
+func TestCrashedPoolConsumersLeaveEveryPaymentDebitedExactlyOnce(t *testing.T) {
 	e := newConsumerEnv(t, 2*time.Second)
 	id := newPoolID(t, e.db, "test")
 	const payments = 2000

@@ -19,7 +19,7 @@ import (
 // withdrawals, settings changes and low-balance crossings, the read tables equal a rebuild
 // from the event store alone; a corrupted movement and balance are reported by verify and
 // repaired by a rebuild, after which the service goes on recording on the new tables.
-func TestReadModelVerifyAndRebuild(t *testing.T) {
+func TestPoolReadTablesMatchARebuildThatRepairsCorruptRows(t *testing.T) {
 	h := newHarness(t, service.Config{})
 	ctx := context.Background()
 	// The merchant service's table, where the pool finds the names of the merchants it pays.

@@ -86,7 +86,7 @@ func TestResponseSnippetCutsOnCharacterBoundaries(t *testing.T) {
 	}
 }
 
-func TestScheduleNextAndPermanentFailure(t *testing.T) {
+func TestScheduleSpacesRetriesAsListedStopsAfterTheLastAndRefusesBadLists(t *testing.T) {
 	s, err := domain.ParseSchedule("5m, 15m,45m,2h,6h")
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestScheduleNextAndPermanentFailure(t *testing.T) {
 	}
 }
 
-func TestSecretBoxRoundTripAndBinding(t *testing.T) {
+func TestSecretBoxNeeds32ByteKeysAndOpensOnlyForTheSealingEnvironment(t *testing.T) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	box, err := domain.NewSecretBox(key)

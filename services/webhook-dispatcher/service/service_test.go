@@ -48,7 +48,7 @@ func TestConfigRequiresASecretKey(t *testing.T) {
 
 // Delivered deliveries are kept 30 days by default, pruned hourly; 0 keeps them forever; a
 // negative retention, or no interval to prune with, is refused at start.
-func TestConfigOfDeliveryRetention(t *testing.T) {
+func TestDeliveryRetentionDefaultsTo30DaysPrunedHourlyAndRefusesBadValues(t *testing.T) {
 	cfg, err := service.LoadConfigFrom(map[string]string{})
 	if err != nil || cfg.DeliveryRetention != 30*24*time.Hour || cfg.PruneInterval != time.Hour {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
@@ -67,7 +67,7 @@ func TestConfigOfDeliveryRetention(t *testing.T) {
 
 // Manual retries are limited by default (1 a second, bursts of 10, per company and
 // environment); a negative or non-numeric rate, or a burst below 1, is refused at start.
-func TestConfigOfManualRetryLimit(t *testing.T) {
+func TestManualRetryLimitDefaultsToOnePerSecondBurst10AndRefusesBadValues(t *testing.T) {
 	cfg, err := service.LoadConfigFrom(map[string]string{})
 	if err != nil || cfg.ManualRetryRate != 1 || cfg.ManualRetryBurst != 10 {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
@@ -505,9 +505,11 @@ func deref(s *string) string {
 	return *s
 }
 
-// Rolling the secret returns a new one once; later deliveries verify with it and not with the
-// old one; invalid URLs are refused, among them ports other than 443 and 8443.
-func TestConfigurationAndSecretRoll(t *testing.T) {
+// Configuring again shows no secret; rolling it returns a new one once, stored sealed, never in
+// clear; invalid URLs are refused, among them ports other than 443 and 8443, and leave the
+// endpoint as it was; the endpoint can be disabled. (That later deliveries are signed with the
+// rolled secret alone is TestRolledSecretSignsLaterDeliveries.)
+func TestEndpointConfigRollsASealedSecretAndRefusesInvalidURLs(t *testing.T) {
 	h := startDispatcher(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "false", "WEBHOOK_ALLOW_ANY_PORT": "false"})
 	first := h.configure("acme", "https://hooks.example.com/in", false)
 	again := h.configure("acme", "", false)
