@@ -144,7 +144,8 @@ type LagTracker struct {
 }
 
 // pending is a tracked payment not yet seen fully projected: when its payment.confirmed was
-// published, and the snapshot time of the last poll that found it not projected.
+// published, and the start of the last poll that found it not projected (at or before that
+// poll's snapshot, so the lag it gives is still a lower bound).
 type pending struct {
 	published, missed time.Time
 }
