@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/payplat/platform/pkg/validation"
 )
 
 // Error is the error reply of a service's request-reply API: a code from the service's api
@@ -71,6 +73,18 @@ type Endpoint struct {
 	Name    string
 	Subject string
 	Handle  func(ctx context.Context, req micro.Request) (any, error)
+}
+
+// JSON adapts a handler of a decoded request to Endpoint.Handle: a request whose data is not
+// In's JSON is a *validation.Error, which the service's Errors answer with its validation code.
+func JSON[In any](h func(context.Context, In) (any, error)) func(context.Context, micro.Request) (any, error) {
+	return func(ctx context.Context, req micro.Request) (any, error) {
+		var in In
+		if err := json.Unmarshal(req.Data(), &in); err != nil {
+			return nil, validation.Invalid("", "request is not valid JSON")
+		}
+		return h(ctx, in)
+	}
 }
 
 // ServerConfig says how a Server runs its requests.

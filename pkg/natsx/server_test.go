@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/testkit"
+	"github.com/payplat/platform/pkg/validation"
 )
 
 var errRefused = errors.New("refused")
@@ -79,6 +81,38 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	err = natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number", &out)
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != "INTERNAL" {
 		t.Fatalf("an undecodable request: %v, want what Errors made of it", err)
+	}
+}
+
+// JSON hands the handler the decoded request, and answers a request that is not its JSON with
+// a *validation.Error the handler never sees.
+func TestJSONDecodesTheRequestAndRefusesOneThatIsNotItsJSON(t *testing.T) {
+	t.Parallel()
+	nc := testkit.ConnectNATS(t)
+	ctx := context.Background()
+	var calls atomic.Int32
+	serve(t, nc, natsx.ServerConfig{Errors: func(err error) (*natsx.Error, bool) {
+		var v *validation.Error
+		if errors.As(err, &v) {
+			return &natsx.Error{Code: "VALIDATION", Message: v.Message, Field: v.Field}, false
+		}
+		return &natsx.Error{Code: "INTERNAL", Message: "internal error"}, true
+	}}, natsx.Endpoint{Name: "double", Subject: "calc.double", Handle: natsx.JSON(func(_ context.Context, in num) (any, error) {
+		calls.Add(1)
+		return num{2 * in.N}, nil
+	})})
+
+	var out num
+	if err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}, &out); err != nil || out.N != 42 {
+		t.Fatalf("double 21: %+v, %v", out, err)
+	}
+	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number", &out)
+	want := natsx.Error{Code: "VALIDATION", Message: "request is not valid JSON"}
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != want {
+		t.Fatalf("an undecodable request: %v, want %+v", err, want)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times, want 1 (never for the undecodable request)", n)
 	}
 }
 

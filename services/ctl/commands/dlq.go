@@ -51,23 +51,24 @@ func newDLQCommand(g *globals) *cobra.Command {
 		Short: "Inspect, re-drive and purge the dead-letter stream (" + bus.DeadLetterStream + ")",
 	}
 	flags.register(cmd.PersistentFlags())
-	connect := func(cmd *cobra.Command) (*dlqClient, context.Context, func(), error) {
+	with := func(cmd *cobra.Command, run func(context.Context, *dlqClient) error) error {
 		ctx, cancel := g.context(cmd)
+		defer cancel()
 		c, err := dialDLQ(ctx, &flags, g)
 		if err != nil {
-			cancel()
-			return nil, nil, nil, err
+			return err
 		}
-		return c, ctx, func() { c.close(); cancel() }, nil
+		defer c.close()
+		return run(ctx, c)
 	}
-	cmd.AddCommand(newDLQListCommand(g, connect), newDLQShowCommand(g, connect),
-		newDLQRedriveCommand(g, connect), newDLQPurgeCommand(g, connect))
+	cmd.AddCommand(newDLQListCommand(g, with), newDLQShowCommand(g, with),
+		newDLQRedriveCommand(g, with), newDLQPurgeCommand(g, with))
 	return cmd
 }
 
-// dlqConnect opens the dead-letter stream with the flags of the dlq command, which its
-// subcommands share; done closes the connection and cancels ctx.
-type dlqConnect func(cmd *cobra.Command) (c *dlqClient, ctx context.Context, done func(), err error)
+// withDLQ opens the dead-letter stream with the flags of the dlq command, which its subcommands
+// share, runs run on it and closes it.
+type withDLQ func(cmd *cobra.Command, run func(ctx context.Context, c *dlqClient) error) error
 
 func parseSeq(s string) (uint64, error) {
 	seq, err := strconv.ParseUint(s, 10, 64)

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newDLQListCommand(g *globals, connect dlqConnect) *cobra.Command {
+func newDLQListCommand(g *globals, with withDLQ) *cobra.Command {
 	var (
 		limit    int
 		consumer string
@@ -21,22 +21,19 @@ func newDLQListCommand(g *globals, connect dlqConnect) *cobra.Command {
 		Short: "List dead letters, oldest first: reason, original subject, when, payload preview",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
 			if limit < 1 {
 				return errors.New("--limit must be at least 1")
 			}
-			reports, total, err := c.list(ctx, consumer, limit)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"dead_letters": reports, "total": total})
-			}
-			return printDeadLetters(cmd, reports, total)
+			return with(cmd, func(ctx context.Context, c *dlqClient) error {
+				reports, total, err := c.list(ctx, consumer, limit)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"dead_letters": reports, "total": total})
+				}
+				return printDeadLetters(cmd, reports, total)
+			})
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 100, "show at most this many")

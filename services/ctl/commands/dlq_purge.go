@@ -11,7 +11,7 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 )
 
-func newDLQPurgeCommand(g *globals, connect dlqConnect) *cobra.Command {
+func newDLQPurgeCommand(g *globals, with withDLQ) *cobra.Command {
 	var (
 		yes      bool
 		consumer string
@@ -24,20 +24,17 @@ func newDLQPurgeCommand(g *globals, connect dlqConnect) *cobra.Command {
 			if !yes {
 				return errors.New("purge deletes dead letters for good: add --yes to confirm")
 			}
-			c, ctx, done, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			n, err := c.purge(ctx, consumer)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"purged": n})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d dead letter(s) purged\n", n)
-			return nil
+			return with(cmd, func(ctx context.Context, c *dlqClient) error {
+				n, err := c.purge(ctx, consumer)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"purged": n})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d dead letter(s) purged\n", n)
+				return nil
+			})
 		},
 	}
 	purge.Flags().BoolVar(&yes, "yes", false, "confirm the purge")

@@ -14,7 +14,7 @@ import (
 	"github.com/payplat/platform/pkg/bus"
 )
 
-func newDLQRedriveCommand(g *globals, connect dlqConnect) *cobra.Command {
+func newDLQRedriveCommand(g *globals, with withDLQ) *cobra.Command {
 	var (
 		all         bool
 		consumer    string
@@ -47,39 +47,38 @@ func newDLQRedriveCommand(g *globals, connect dlqConnect) *cobra.Command {
 				}
 				replacement = b
 			}
-			c, ctx, done, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
 			var seqs []uint64
-			if all {
-				if seqs, err = c.sequences(ctx, consumer); err != nil {
-					return err
-				}
-			} else {
+			if !all {
 				seq, err := parseSeq(args[0])
 				if err != nil {
 					return err
 				}
 				seqs = []uint64{seq}
 			}
-			var results []redriveResult
-			for _, seq := range seqs {
-				res, err := c.redrive(ctx, seq, replacement, contentType)
-				if err != nil {
-					return fmt.Errorf("re-driving dead letter %d: %w (%d re-driven before it)", seq, err, len(results))
+			return with(cmd, func(ctx context.Context, c *dlqClient) error {
+				if all {
+					var err error
+					if seqs, err = c.sequences(ctx, consumer); err != nil {
+						return err
+					}
 				}
-				results = append(results, res)
-			}
-			if g.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"redriven": results})
-			}
-			for _, r := range results {
-				fmt.Fprintf(cmd.OutOrStdout(), "re-drove dead letter %d to %s (stream %s, seq %d)\n", r.Seq, r.Subject, r.Stream, r.StreamSeq)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d dead letter(s) re-driven\n", len(results))
-			return nil
+				var results []redriveResult
+				for _, seq := range seqs {
+					res, err := c.redrive(ctx, seq, replacement, contentType)
+					if err != nil {
+						return fmt.Errorf("re-driving dead letter %d: %w (%d re-driven before it)", seq, err, len(results))
+					}
+					results = append(results, res)
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"redriven": results})
+				}
+				for _, r := range results {
+					fmt.Fprintf(cmd.OutOrStdout(), "re-drove dead letter %d to %s (stream %s, seq %d)\n", r.Seq, r.Subject, r.Stream, r.StreamSeq)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d dead letter(s) re-driven\n", len(results))
+				return nil
+			})
 		},
 	}
 	redrive.Flags().BoolVar(&all, "all", false, "re-drive every dead letter (or every one of --consumer)")

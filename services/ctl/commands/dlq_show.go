@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newDLQShowCommand(g *globals, connect dlqConnect) *cobra.Command {
+func newDLQShowCommand(g *globals, with withDLQ) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show <seq>",
 		Short: "Show one dead letter: every header and the whole payload (protojson when decodable)",
@@ -18,19 +19,16 @@ func newDLQShowCommand(g *globals, connect dlqConnect) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, done, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			r, err := c.get(ctx, seq, true)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(cmd.OutOrStdout(), r)
-			}
-			return printDeadLetter(cmd, r)
+			return with(cmd, func(ctx context.Context, c *dlqClient) error {
+				r, err := c.get(ctx, seq, true)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), r)
+				}
+				return printDeadLetter(cmd, r)
+			})
 		},
 	}
 }

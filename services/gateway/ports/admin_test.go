@@ -59,7 +59,7 @@ func TestUnsetSecretsLockTheirRoutes(t *testing.T) {
 	g := newGateway(t,
 		withConfig(func(c *service.Config) { c.AdminToken, c.CronSecret = "", "" }),
 		withRoutes(func(s *ports.Server) {
-			s.HandleFunc(http.MethodGet, "/api/v1/cron/test", func(w http.ResponseWriter, r *http.Request) {}, ports.CronSecret)
+			s.HandleFunc(http.MethodGet, "/api/v1/cron/test", func(w http.ResponseWriter, r *http.Request) error { return nil }, ports.CronSecret)
 		}))
 	for _, path := range []string{"/api/v1/admin/companies", "/api/v1/cron/test"} {
 		for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer x", "Bearer \"\""} {
@@ -75,8 +75,9 @@ func TestUnsetSecretsLockTheirRoutes(t *testing.T) {
 func TestCronRouteAcceptsOnlyTheCronSecret(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodGet, "/api/v1/cron/test", func(w http.ResponseWriter, r *http.Request) {
+		s.HandleFunc(http.MethodGet, "/api/v1/cron/test", func(w http.ResponseWriter, r *http.Request) error {
 			_, _ = w.Write([]byte(`{"ok":true}`))
+			return nil
 		}, ports.CronSecret)
 	}))
 	tests := []struct {

@@ -17,16 +17,14 @@ type createCompanyResponse struct {
 }
 
 // createCompany serves POST /api/v1/admin/companies.
-func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) error {
 	var req createCompanyRequest
 	if err := decodeJSON(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	created, err := s.app.Commands.CreateCompany.Handle(r.Context(), command.CreateCompany{Name: req.Name})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	resp := createCompanyResponse{Company: newCompanyResponse(created.Company), Keys: map[string]string{}}
 	for _, k := range created.Keys {
@@ -34,4 +32,5 @@ func (s *Server) createCompany(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, resp)
+	return nil
 }

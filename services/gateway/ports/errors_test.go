@@ -102,7 +102,7 @@ func TestPanicIsInternalErrorWithoutDetail(t *testing.T) {
 	t.Parallel()
 	const secret = "db password is hunter2"
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodGet, "/test/panic", func(http.ResponseWriter, *http.Request) { panic(secret) }, ports.Public)
+		s.HandleFunc(http.MethodGet, "/test/panic", func(http.ResponseWriter, *http.Request) error { panic(secret) }, ports.Public)
 	}))
 	r := g.do(request{method: http.MethodGet, path: "/test/panic"})
 	assertError(t, r, http.StatusInternalServerError, "INTERNAL")
@@ -348,9 +348,9 @@ func TestTheErrorWriterAnswersAndLogsEveryErrorAsTheTableSays(t *testing.T) {
 	t.Parallel()
 	cases := append(errorCases(), unknownErrorCase())
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodGet, "/test/errors/{case}", func(w http.ResponseWriter, r *http.Request) {
+		s.HandleFunc(http.MethodGet, "/test/errors/{case}", func(w http.ResponseWriter, r *http.Request) error {
 			n, _ := strconv.Atoi(mux.Vars(r)["case"])
-			s.WriteError(w, r, cases[n].err)
+			return cases[n].err
 		}, ports.Public)
 	}))
 	for n, c := range cases {

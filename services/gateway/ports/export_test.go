@@ -1,14 +1,7 @@
 package ports
 
-import "net/http"
-
-// What the tests of package ports_test reach inside the package: the one error writer, the
-// errors the HTTP layer raises, and the rows of the error table.
-
-// WriteError answers err as every handler and middleware of the server does.
-func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	s.writeError(w, r, err)
-}
+// What the tests of package ports_test reach inside the package: the errors the HTTP layer
+// raises and the rows of the error table.
 
 // The errors of the HTTP layer.
 var (

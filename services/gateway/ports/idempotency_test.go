@@ -143,7 +143,7 @@ func TestServerErrorIsNotStored(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) {
+		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) error {
 			switch calls.Add(1) {
 			case 1:
 				w.WriteHeader(http.StatusServiceUnavailable)
@@ -153,6 +153,7 @@ func TestServerErrorIsNotStored(t *testing.T) {
 				w.WriteHeader(http.StatusCreated)
 				_, _ = w.Write([]byte(`{"ok":true}`))
 			}
+			return nil
 		}, ports.AdminToken)
 	}))
 	key := uuid.NewString()
@@ -174,11 +175,12 @@ func TestIdempotencyKeysScopedByCaller(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	g := newGateway(t, withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodPost, "/api/v1/management/echo", func(w http.ResponseWriter, r *http.Request) {
+		s.HandleFunc(http.MethodPost, "/api/v1/management/echo", func(w http.ResponseWriter, r *http.Request) error {
 			p, _ := ports.PrincipalFrom(r.Context())
 			calls.Add(1)
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write([]byte(p.CompanyID.String() + "/" + string(p.Environment)))
+			return nil
 		}, ports.RequireKey(domain.Secret))
 	}))
 	a, b := g.createCompany("Company A"), g.createCompany("Company B")
@@ -262,13 +264,14 @@ func TestKeyIsSettledOnceTheDatabaseIsBackDefectStuckKeyAfterFailedRelease(t *te
 		flaky.IdempotencyRepository = s
 		return flaky
 	})), withRoutes(func(s *ports.Server) {
-		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) {
+		s.HandleFunc(http.MethodPost, "/api/v1/admin/flaky", func(w http.ResponseWriter, r *http.Request) error {
 			if calls.Add(1) == 1 {
 				w.WriteHeader(http.StatusServiceUnavailable)
-				return
+				return nil
 			}
 			w.WriteHeader(http.StatusCreated)
 			_, _ = fmt.Fprintf(w, `{"call":%d}`, calls.Load())
+			return nil
 		}, ports.AdminToken)
 	}))
 	key := uuid.NewString()

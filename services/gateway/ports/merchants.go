@@ -50,16 +50,16 @@ func merchantTime(t time.Time) string { return events.FormatTime(t) }
 
 // listMerchants serves GET /api/v1/management/merchants: the company's merchants in the key's
 // environment, newest first, with their balances.
-func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	list, err := s.app.Queries.ListMerchants.Handle(r.Context(), query.ListMerchants{Principal: p})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Merchants []merchantJSON `json:"merchants"`
 	}{jsonList(list, newMerchantJSON)})
+	return nil
 }
 
 type merchantCreateRequest struct {
@@ -75,30 +75,27 @@ type merchantCreatedJSON struct {
 
 // createMerchant serves POST /api/v1/management/merchants/create: name and email are required
 // members; under an Idempotency-Key a retry is the same merchant (command.CreateMerchantHandler).
-func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
 	var req merchantCreateRequest
 	if err := decodeJSON(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.Name == nil {
-		s.writeError(w, r, validation.Invalid("name", "is required"))
-		return
+		return validation.Invalid("name", "is required")
 	}
 	if req.Email == nil {
-		s.writeError(w, r, validation.Invalid("email", "is required"))
-		return
+		return validation.Invalid("email", "is required")
 	}
 	m, err := s.app.Commands.CreateMerchant.Handle(r.Context(),
 		createMerchantCommand(r.Context(), *req.Name, *req.Email, r.Header.Get("Idempotency-Key")))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, struct {
 		Merchant merchantCreatedJSON `json:"merchant"`
 	}{merchantCreatedJSON{merchantJSON: newMerchantJSON(m.MerchantSummary), WalletUserID: m.WalletUserID,
 		Environment: m.Environment}})
+	return nil
 }
 
 // createMerchantCommand is the creation of a merchant by the caller in ctx.
@@ -122,18 +119,16 @@ type merchantLedgerEntryJSON struct {
 
 // merchantLedger serves GET /api/v1/management/merchants/{id}/transactions: the merchant's
 // ledger, newest first, at most limit entries (default 50, 1 to 100).
-func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
+func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) error {
 	limit, err := merchantLedgerLimit(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p, _ := PrincipalFrom(r.Context())
 	l, err := s.app.Queries.MerchantLedger.Handle(r.Context(), query.MerchantLedger{Principal: p,
 		MerchantID: mux.Vars(r)["id"], Limit: limit})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	entries := make([]merchantLedgerEntryJSON, len(l.Entries))
 	for i, e := range l.Entries {
@@ -149,6 +144,7 @@ func (s *Server) merchantLedger(w http.ResponseWriter, r *http.Request) {
 		TotalCount   int                       `json:"total_count"`
 		Transactions []merchantLedgerEntryJSON `json:"transactions"`
 	}{l.MerchantID, l.MerchantName, l.TotalCount, entries})
+	return nil
 }
 
 // merchantLedgerLimit reads limit (1 to 100, default 50); the route takes no other parameter
@@ -171,30 +167,29 @@ type merchantStatusResultJSON struct {
 
 // setMerchantStatus serves PATCH /api/v1/{management,dashboard}/merchants/{id}/status: the
 // company sets ACTIVE or PAUSED (403 MERCHANT_STATUS_LOCKED from a platform status).
-func (s *Server) setMerchantStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Server) setMerchantStatus(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
-	s.changeMerchantStatus(w, r, &p)
+	return s.changeMerchantStatus(w, r, &p)
 }
 
 // adminSetMerchantStatus serves PATCH /api/v1/admin/merchants/{id}/status: any status.
-func (s *Server) adminSetMerchantStatus(w http.ResponseWriter, r *http.Request) {
-	s.changeMerchantStatus(w, r, nil)
+func (s *Server) adminSetMerchantStatus(w http.ResponseWriter, r *http.Request) error {
+	return s.changeMerchantStatus(w, r, nil)
 }
 
-func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p *domain.Principal) {
+func (s *Server) changeMerchantStatus(w http.ResponseWriter, r *http.Request, p *domain.Principal) error {
 	var req merchantStatusRequest
 	if err := decodeJSON(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	res, err := changeStatus(r.Context(), s.app.Commands.SetMerchantStatus, s.app.Commands.AdminSetMerchantStatus, p,
 		mux.Vars(r)["id"], req.Status, req.Reason)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, merchantStatusResultJSON{ID: res.ID, Name: res.Name, Status: res.Status,
 		UpdatedAt: merchantTime(res.UpdatedAt)})
+	return nil
 }
 
 // changeStatus changes a merchant's status for the company of p with partner, or for the

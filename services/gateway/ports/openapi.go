@@ -14,8 +14,8 @@ import (
 // docsRoutes serves the API's own contract (issue 17): the OpenAPI document the tests validate
 // every exchange against, and the reference page rendered from it.
 func (s *Server) docsRoutes() {
-	s.HandleFunc(http.MethodGet, "/api/v1/openapi.json", serveOpenAPI, Public)
-	s.HandleFunc(http.MethodGet, "/docs", apidocs.Page, Public)
+	s.Handle(http.MethodGet, "/api/v1/openapi.json", http.HandlerFunc(serveOpenAPI), Public)
+	s.Handle(http.MethodGet, "/docs", http.HandlerFunc(apidocs.Page), Public)
 	s.HandleFunc(http.MethodGet, "/docs/{asset}", s.docsAsset, Public)
 }
 
@@ -28,10 +28,11 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 }
 
 // docsAsset serves a file of the reference page; any other name is 404 in the API's format.
-func (s *Server) docsAsset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) docsAsset(w http.ResponseWriter, r *http.Request) error {
 	if !apidocs.Asset(w, mux.Vars(r)["asset"]) {
-		s.writeError(w, r, errRouteNotFound)
+		return errRouteNotFound
 	}
+	return nil
 }
 
 // Route is a method and path template the server answers.

@@ -72,17 +72,15 @@ func optionalTimestamp(t *time.Time) *string {
 
 // listPayments serves GET /api/v1/management/payments: the company's payments in the key's
 // environment, newest first.
-func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	f, err := paymentFilter(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p, _ := PrincipalFrom(r.Context())
 	list, more, err := s.app.Queries.ListPayments.Handle(r.Context(), query.ListPayments{Principal: p, Filter: f})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := jsonList(list, newPaymentJSON)
 	type pagination struct {
@@ -93,6 +91,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		Payments   []paymentJSON `json:"payments"`
 		Pagination pagination    `json:"pagination"`
 	}{out, pagination{f.Limit, more}})
+	return nil
 }
 
 // paymentFilter reads limit (1–100, default 50), offset (≥ 0, default 0) and status (PENDING,
@@ -125,20 +124,19 @@ type paymentRequestJSON struct {
 }
 
 // processPayment serves POST /api/v1/payments/process (SDK; secret or publishable key).
-func (s *Server) processPayment(w http.ResponseWriter, r *http.Request) {
-	s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
+func (s *Server) processPayment(w http.ResponseWriter, r *http.Request) error {
+	return s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
 		return s.app.Commands.ProcessPayment.Handle(ctx, command.ProcessPayment{NewPayment: np})
 	})
 }
 
 // simulatePayment serves POST /api/v1/dashboard/payments/simulate (secret test keys only).
-func (s *Server) simulatePayment(w http.ResponseWriter, r *http.Request) {
+func (s *Server) simulatePayment(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	if err := s.app.Commands.SimulatePayment.Permit(p); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
+	return s.servePaymentCreation(w, r, func(ctx context.Context, np command.NewPayment) (domain.Payment, error) {
 		return s.app.Commands.SimulatePayment.Handle(ctx, command.SimulatePayment{NewPayment: np})
 	})
 }
@@ -147,20 +145,19 @@ func (s *Server) simulatePayment(w http.ResponseWriter, r *http.Request) {
 // then the amount and expiry; a retry under the same Idempotency-Key is the same payment), then
 // answers 201 with it.
 func (s *Server) servePaymentCreation(w http.ResponseWriter, r *http.Request,
-	create func(context.Context, command.NewPayment) (domain.Payment, error)) {
+	create func(context.Context, command.NewPayment) (domain.Payment, error)) error {
 	var body paymentRequestJSON
 	if err := decodeJSON(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	pm, err := create(r.Context(), newPayment(r.Context(), r.URL.Path, body, r.Header.Get("Idempotency-Key")))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, struct {
 		Payment paymentJSON `json:"payment"`
 	}{newPaymentJSON(pm)})
+	return nil
 }
 
 // newPayment is the payment body asks of the caller in ctx; path is the route asked, which with

@@ -32,14 +32,14 @@ func (s *Server) poolRoutes() {
 }
 
 // poolBalance serves GET /pool/balance: SPEC §2.5.
-func (s *Server) poolBalance(w http.ResponseWriter, r *http.Request) {
+func (s *Server) poolBalance(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	b, err := s.app.Queries.PoolBalance.Handle(r.Context(), query.PoolBalance{Principal: p})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, b)
+	return nil
 }
 
 type poolPagination struct {
@@ -55,23 +55,22 @@ type poolTransactionsResponse struct {
 }
 
 // poolTransactions serves GET /pool/transactions: SPEC §4.6, newest first.
-func (s *Server) poolTransactions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) poolTransactions(w http.ResponseWriter, r *http.Request) error {
 	f, err := parsePoolFilter(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p, _ := PrincipalFrom(r.Context())
 	page, err := s.app.Queries.PoolTransactions.Handle(r.Context(), query.PoolTransactions{Principal: p, Filter: f})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, poolTransactionsResponse{
 		Transactions: page.Transactions,
 		Pagination: poolPagination{Total: page.Total, Limit: f.Limit, Offset: f.Offset,
 			HasMore: f.Offset+int64(len(page.Transactions)) < page.Total},
 	})
+	return nil
 }
 
 // parsePoolFilter reads type, limit (1 to 100, default 50) and offset (0 or more, default 0); the
@@ -104,19 +103,18 @@ type poolSettingsBody struct {
 
 // updatePoolSettings serves PATCH /api/v1/dashboard/pool/settings: the fields given change, the
 // answer is the pool balance of SPEC §2.5 with the new settings.
-func (s *Server) updatePoolSettings(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updatePoolSettings(w http.ResponseWriter, r *http.Request) error {
 	var body poolSettingsBody
 	if err := decodeJSON(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	b, err := s.app.Commands.UpdatePoolSettings.Handle(r.Context(),
 		updatePoolSettingsCommand(r.Context(), body.LowThreshold, body.AutoTopUpEnabled))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, b)
+	return nil
 }
 
 type poolDepositBody struct {
@@ -126,24 +124,22 @@ type poolDepositBody struct {
 // simulatePoolDeposit serves POST /api/v1/dashboard/pool/simulate-deposit (test keys only): a
 // DEPOSIT recorded and published like a real one. It creates a pool transaction, so it
 // answers 201 (DESIGN §5) with {transaction, balance}.
-func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) simulatePoolDeposit(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	if err := s.app.Commands.SimulatePoolDeposit.Permit(p); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var body poolDepositBody
 	if err := decodeJSON(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	d, err := s.app.Commands.SimulatePoolDeposit.Handle(r.Context(),
 		simulatePoolDepositCommand(r.Context(), body.Amount, r.Header.Get("Idempotency-Key")))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, d)
+	return nil
 }
 
 // updatePoolSettingsCommand is the caller's change of its pool settings (nil ones unchanged).

@@ -29,23 +29,20 @@ type rollAPIKeyResponse struct {
 
 // rollAPIKey serves POST /api/v1/admin/companies/{id}/keys/{kind_env}/roll: it revokes the
 // company's active key of that type and returns the new one, once.
-func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) {
+func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
 	vars := mux.Vars(r)
 	companyID, err := uuid.Parse(vars["id"])
 	if err != nil {
 		// An id that cannot exist is as unknown as one that does not.
-		s.writeError(w, r, domain.ErrNotFound)
-		return
+		return domain.ErrNotFound
 	}
 	t, err := domain.ParseKeyType(vars["kind_env"])
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	issued, err := s.app.Commands.RollAPIKey.Handle(r.Context(), command.RollAPIKey{CompanyID: companyID, Type: t})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	k := issued.Key
 	w.Header().Set("Cache-Control", "no-store")
@@ -59,4 +56,5 @@ func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) {
 		CreatedAt:   events.FormatTime(k.CreatedAt()),
 		Key:         issued.Plain,
 	}})
+	return nil
 }

@@ -119,7 +119,15 @@ func (s *Server) Handle(method, path string, h http.Handler, access Access, quer
 	s.router.Handle(path, s.guard(access, classOf(method, path), s.strictQuery(query, h))).Methods(method)
 }
 
-// HandleFunc is Handle for a function.
-func (s *Server) HandleFunc(method, path string, h http.HandlerFunc, access Access, query ...string) {
-	s.Handle(method, path, h, access, query...)
+// A HandlerFunc serves an API request and returns the error to answer with, if any; the server
+// writes it in the documented shape (writeError), so a handler says only what went wrong.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// HandleFunc is Handle for an API handler that returns its error.
+func (s *Server) HandleFunc(method, path string, h HandlerFunc, access Access, query ...string) {
+	s.Handle(method, path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}), access, query...)
 }

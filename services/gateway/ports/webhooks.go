@@ -30,17 +30,15 @@ func (s *Server) webhookRoutes() {
 }
 
 // webhookLogs serves GET /api/v1/dashboard/webhooks/logs?status=&event_type=&limit=.
-func (s *Server) webhookLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) webhookLogs(w http.ResponseWriter, r *http.Request) error {
 	f, err := webhookLogFilter(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p, _ := PrincipalFrom(r.Context())
 	logs, err := s.app.Queries.WebhookLogs.Handle(r.Context(), query.WebhookLogs{Principal: p, Filter: f})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if logs == nil {
 		logs = []domain.WebhookLogEntry{}
@@ -48,6 +46,7 @@ func (s *Server) webhookLogs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Logs []domain.WebhookLogEntry `json:"logs"`
 	}{logs})
+	return nil
 }
 
 // webhookLogFilter reads status, event_type and limit (1 to 100, default 50); the route takes no
@@ -80,48 +79,47 @@ type webhookConfigRequest struct {
 // configureWebhooks serves POST /api/v1/dashboard/webhooks/config: body url (https), enabled,
 // rollSecret. The answer carries the signing secret in plain text only when it was just
 // created (rollSecret true, or the first configuration); it is never shown again.
-func (s *Server) configureWebhooks(w http.ResponseWriter, r *http.Request) {
+func (s *Server) configureWebhooks(w http.ResponseWriter, r *http.Request) error {
 	var req webhookConfigRequest
 	if err := decodeJSON(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p, _ := PrincipalFrom(r.Context())
 	cfg, err := s.app.Commands.ConfigureWebhooks.Handle(r.Context(), command.ConfigureWebhooks{Principal: p,
 		Change: domain.WebhookConfigChange{URL: req.URL, Enabled: req.Enabled,
 			RollSecret: req.RollSecret != nil && *req.RollSecret}})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, cfg)
+	return nil
 }
 
 // retryWebhook serves POST /api/v1/dashboard/webhooks/{log_id}/retry: an attempt now, whatever
 // the schedule, answered with the updated log entry. Another company's (or environment's) id,
 // and a malformed one, are 404.
-func (s *Server) retryWebhook(w http.ResponseWriter, r *http.Request) {
+func (s *Server) retryWebhook(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	entry, err := s.app.Commands.RetryWebhook.Handle(r.Context(), command.RetryWebhook{Principal: p,
 		LogID: mux.Vars(r)["log_id"]})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, entry)
+	return nil
 }
 
 // runWebhookCron serves GET /api/v1/cron/webhooks/retry: one run of the due retries (at most 20).
-func (s *Server) runWebhookCron(w http.ResponseWriter, r *http.Request) {
+func (s *Server) runWebhookCron(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.app.Commands.RunWebhookCron.Handle(r.Context())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Message string `json:"message"`
 		domain.WebhookCronResult
 	}{fmt.Sprintf("processed %d webhook retries: %d successful, %d failed", res.TotalProcessed, res.Successful,
 		res.Failed), res})
+	return nil
 }

@@ -11,7 +11,7 @@ type whoamiResponse struct {
 
 // whoami serves GET /api/v1/management/whoami: which company and environment the presented key
 // stands for, so that partners can check their configuration.
-func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
 	p, _ := PrincipalFrom(r.Context())
 	writeJSON(w, http.StatusOK, whoamiResponse{
 		CompanyID:   p.CompanyID.String(),
@@ -19,4 +19,5 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 		KeyKind:     string(p.KeyKind),
 		KeyID:       p.KeyID.String(),
 	})
+	return nil
 }

@@ -122,10 +122,11 @@ func TestServiceRunsAndShutsDownGracefully(t *testing.T) {
 	cfg := testConfig(t)
 	svc := newGateway(t, cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
-	svc.API().HandleFunc(http.MethodGet, "/test/slow", func(w http.ResponseWriter, r *http.Request) {
+	svc.API().HandleFunc(http.MethodGet, "/test/slow", func(w http.ResponseWriter, r *http.Request) error {
 		close(entered)
 		<-release
-		_, _ = w.Write([]byte("done"))
+		_, err := w.Write([]byte("done"))
+		return err
 	}, ports.Public)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

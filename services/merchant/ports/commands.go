@@ -5,10 +5,8 @@ package ports
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-
 	"time"
 
 	"github.com/google/uuid"
@@ -55,10 +53,10 @@ func StartCommandServer(nc *nats.Conn, a Application, version string, timeout ti
 		Service: micro.Config{Name: api.ServiceName, Version: version, QueueGroup: api.QueueGroup,
 			Description: "Merchant aggregate: create, status changes, status query"},
 		Timeout: timeout, Errors: toAPIError, Log: log},
-		endpoint(api.EndpointCreate, s.create),
-		endpoint(api.EndpointSetStatus, s.setStatus(domain.ActorCompany)),
-		endpoint(api.EndpointAdminSetStatus, s.setStatus(domain.ActorPlatform)),
-		endpoint(api.EndpointGetStatus, s.getStatus))
+		endpoint(api.EndpointCreate, natsx.JSON(s.create)),
+		endpoint(api.EndpointSetStatus, natsx.JSON(s.setStatus(domain.ActorCompany))),
+		endpoint(api.EndpointAdminSetStatus, natsx.JSON(s.setStatus(domain.ActorPlatform))),
+		endpoint(api.EndpointGetStatus, natsx.JSON(s.getStatus)))
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +97,6 @@ func toAPIError(err error) (*api.Error, bool) {
 	}
 }
 
-func decode(req micro.Request, v any) error {
-	if err := json.Unmarshal(req.Data(), v); err != nil {
-		return validation.Invalid("", "request is not valid JSON")
-	}
-	return nil
-}
-
 func parseID(s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
@@ -115,11 +106,7 @@ func parseID(s string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func (s *CommandServer) create(ctx context.Context, req micro.Request) (any, error) {
-	var r api.CreateRequest
-	if err := decode(req, &r); err != nil {
-		return nil, err
-	}
+func (s *CommandServer) create(ctx context.Context, r api.CreateRequest) (any, error) {
 	if r.CompanyID == "" || (r.Environment != "test" && r.Environment != "live") {
 		return nil, validation.Invalid("", "company_id and environment (test or live) are required")
 	}
@@ -138,12 +125,8 @@ func (s *CommandServer) create(ctx context.Context, req micro.Request) (any, err
 	return merchantReply(m), nil
 }
 
-func (s *CommandServer) setStatus(actor domain.Actor) func(context.Context, micro.Request) (any, error) {
-	return func(ctx context.Context, req micro.Request) (any, error) {
-		var r api.SetStatusRequest
-		if err := decode(req, &r); err != nil {
-			return nil, err
-		}
+func (s *CommandServer) setStatus(actor domain.Actor) func(context.Context, api.SetStatusRequest) (any, error) {
+	return func(ctx context.Context, r api.SetStatusRequest) (any, error) {
 		scope := app.Scope{CompanyID: r.CompanyID, Environment: r.Environment}
 		if actor == domain.ActorPlatform {
 			scope = app.Scope{All: true}
@@ -163,11 +146,7 @@ func (s *CommandServer) setStatus(actor domain.Actor) func(context.Context, micr
 	}
 }
 
-func (s *CommandServer) getStatus(ctx context.Context, req micro.Request) (any, error) {
-	var r api.GetStatusRequest
-	if err := decode(req, &r); err != nil {
-		return nil, err
-	}
+func (s *CommandServer) getStatus(ctx context.Context, r api.GetStatusRequest) (any, error) {
 	id, err := parseID(r.MerchantID)
 	if err != nil {
 		return nil, err

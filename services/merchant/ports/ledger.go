@@ -195,37 +195,35 @@ func (p *LedgerProjector) ApplyBatch(ctx context.Context, tx pgx.Tx, evs []proje
 // entryOf maps a bus event to the merchant it concerns and the entry to record. The entry id
 // derives from the event id, so that a replay decides the same entry.
 func entryOf(ev projection.Event) (uuid.UUID, domain.NewEntry, error) {
-	entryID := uuid.NewSHA1(ev.ID, []byte("merchant-ledger"))
+	e := domain.NewEntry{ID: uuid.NewSHA1(ev.ID, []byte("merchant-ledger"))}
+	var merchantID, amount string
 	switch m := ev.Msg.(type) {
 	case *paymentv1.PaymentConfirmed:
-		amount, err := money.Parse(m.GetAmount())
-		id, idErr := uuid.Parse(m.GetMerchantId())
-		if err = errors.Join(err, idErr); err != nil {
-			return uuid.Nil, domain.NewEntry{}, err
-		}
-		return id, domain.NewEntry{ID: entryID, Type: domain.EntryPayment, Amount: amount, PaymentID: m.GetPaymentId(),
-			TxHash: m.GetTxHash(), Description: "Payment " + m.GetPaymentId() + " confirmed"}, nil
+		merchantID, amount = m.GetMerchantId(), m.GetAmount()
+		e.Type, e.PaymentID, e.TxHash = domain.EntryPayment, m.GetPaymentId(), m.GetTxHash()
+		e.Description = "Payment " + m.GetPaymentId() + " confirmed"
 	case *merchantwalletv1.MerchantWalletDepositDetected:
-		amount, err := money.Parse(m.GetAmount())
-		id, idErr := uuid.Parse(m.GetMerchantId())
-		if err = errors.Join(err, idErr); err != nil {
-			return uuid.Nil, domain.NewEntry{}, err
-		}
-		return id, domain.NewEntry{ID: entryID, Type: domain.EntryDeposit, Amount: amount, TxHash: m.GetTxHash(),
-			Description: "Deposit to " + m.GetWalletAddress()}, nil
+		merchantID, amount = m.GetMerchantId(), m.GetAmount()
+		e.Type, e.TxHash = domain.EntryDeposit, m.GetTxHash()
+		e.Description = "Deposit to " + m.GetWalletAddress()
 	case *merchantwalletv1.MerchantWalletWithdrawalCompleted:
-		amount, err := money.Parse(m.GetAmount())
-		id, idErr := uuid.Parse(m.GetMerchantId())
-		if err = errors.Join(err, idErr); err != nil {
-			return uuid.Nil, domain.NewEntry{}, err
-		}
-		neg, err := amount.Neg()
-		if err != nil {
-			return uuid.Nil, domain.NewEntry{}, err
-		}
-		return id, domain.NewEntry{ID: entryID, Type: domain.EntryWithdrawal, Amount: neg, TxHash: m.GetTxHash(),
-			Description: "Withdrawal " + m.GetWithdrawalId() + " to " + m.GetToAddress()}, nil
+		merchantID, amount = m.GetMerchantId(), m.GetAmount()
+		e.Type, e.TxHash = domain.EntryWithdrawal, m.GetTxHash()
+		e.Description = "Withdrawal " + m.GetWithdrawalId() + " to " + m.GetToAddress()
 	default:
 		return uuid.Nil, domain.NewEntry{}, fmt.Errorf("not a ledger event: %T", ev.Msg)
 	}
+	a, err := money.Parse(amount)
+	id, idErr := uuid.Parse(merchantID)
+	if err = errors.Join(err, idErr); err != nil {
+		return uuid.Nil, domain.NewEntry{}, err
+	}
+	if e.Type == domain.EntryWithdrawal {
+		// A withdrawal's event carries the amount that left; the ledger records it negative.
+		if a, err = a.Neg(); err != nil {
+			return uuid.Nil, domain.NewEntry{}, err
+		}
+	}
+	e.Amount = a
+	return id, e, nil
 }

@@ -2,11 +2,8 @@ package ports
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-
 	"log/slog"
-
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -46,8 +43,8 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 		Service: micro.Config{Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
 			Description: "treasury pool commands"},
 		Context: context.WithoutCancel(ctx), Timeout: CommandTimeout, Errors: toAPIError, Log: log},
-		natsx.Endpoint{Name: api.EndpointUpdateSettings, Subject: api.SubjectUpdateSettings, Handle: s.updateSettings},
-		natsx.Endpoint{Name: api.EndpointSimulateDeposit, Subject: api.SubjectSimulateDeposit, Handle: s.simulateDeposit})
+		natsx.Endpoint{Name: api.EndpointUpdateSettings, Subject: api.SubjectUpdateSettings, Handle: natsx.JSON(s.updateSettings)},
+		natsx.Endpoint{Name: api.EndpointSimulateDeposit, Subject: api.SubjectSimulateDeposit, Handle: natsx.JSON(s.simulateDeposit)})
 	if err != nil {
 		return nil, err
 	}
@@ -55,21 +52,13 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 	return s, nil
 }
 
-func (s *CommandServer) updateSettings(ctx context.Context, req micro.Request) (any, error) {
-	var in api.UpdateSettingsRequest
-	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, validation.Invalid("", "request is not valid JSON")
-	}
+func (s *CommandServer) updateSettings(ctx context.Context, in api.UpdateSettingsRequest) (any, error) {
 	return s.app.UpdateSettings.Handle(ctx, command.UpdateSettings{CompanyID: in.CompanyID,
 		Environment: in.Environment, LowThreshold: in.LowThreshold, AutoTopUpEnabled: in.AutoTopUpEnabled,
 		RequestID: in.RequestID})
 }
 
-func (s *CommandServer) simulateDeposit(ctx context.Context, req micro.Request) (any, error) {
-	var in api.SimulateDepositRequest
-	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, validation.Invalid("", "request is not valid JSON")
-	}
+func (s *CommandServer) simulateDeposit(ctx context.Context, in api.SimulateDepositRequest) (any, error) {
 	out, err := s.app.SimulateDeposit.Handle(ctx, command.SimulateDeposit{CompanyID: in.CompanyID,
 		Environment: in.Environment, Amount: in.Amount, RequestID: in.RequestID, CorrelationID: in.CorrelationID})
 	if err != nil {

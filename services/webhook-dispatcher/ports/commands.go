@@ -62,8 +62,8 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 		Service: micro.Config{Name: api.ServiceName, Version: "1.0.0", QueueGroup: api.QueueGroup,
 			Description: "webhook endpoint configuration, manual retries and cron runs"},
 		Context: ctx, Errors: toAPIError, Log: log},
-		endpoint(api.EndpointConfig, s.config),
-		endpoint(api.EndpointRetry, s.retry),
+		endpoint(api.EndpointConfig, natsx.JSON(s.config)),
+		endpoint(api.EndpointRetry, natsx.JSON(s.retry)),
 		endpoint(api.EndpointCron, s.cron))
 	if err != nil {
 		return nil, err
@@ -72,11 +72,7 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 	return s, nil
 }
 
-func (s *CommandServer) config(ctx context.Context, req micro.Request) (any, error) {
-	var in api.ConfigRequest
-	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, validation.Invalid("body", "malformed request")
-	}
+func (s *CommandServer) config(ctx context.Context, in api.ConfigRequest) (any, error) {
 	out, err := s.app.ConfigureEndpoint.Handle(ctx, command.ConfigureEndpoint{CompanyID: in.CompanyID,
 		Environment: in.Environment, URL: in.URL, Enabled: in.Enabled, RollSecret: in.RollSecret})
 	if err != nil {
@@ -87,11 +83,7 @@ func (s *CommandServer) config(ctx context.Context, req micro.Request) (any, err
 		CreatedAt: e.CreatedAt.UTC().Format(domain.TimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(domain.TimeLayout)}, nil
 }
 
-func (s *CommandServer) retry(ctx context.Context, req micro.Request) (any, error) {
-	var in api.RetryRequest
-	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		return nil, validation.Invalid("body", "malformed request")
-	}
+func (s *CommandServer) retry(ctx context.Context, in api.RetryRequest) (any, error) {
 	id, err := uuid.Parse(in.LogID)
 	if err != nil {
 		return nil, domain.ErrNotFound
@@ -106,9 +98,10 @@ func (s *CommandServer) retry(ctx context.Context, req micro.Request) (any, erro
 
 func (s *CommandServer) cron(ctx context.Context, req micro.Request) (any, error) {
 	var in api.CronRequest
+	// No body asks for a run with the default limit (an operator's `nats req` with no data).
 	if len(req.Data()) > 0 {
 		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			return nil, validation.Invalid("body", "malformed request")
+			return nil, validation.Invalid("", "request is not valid JSON")
 		}
 	}
 	res, err := s.app.RunDueRetries.Handle(ctx, command.RunDueRetries{Limit: in.Limit})
