@@ -11,8 +11,8 @@ import (
 )
 
 // ErrUnavailable means that no service answered a request: none listens on its subject, none
-// answered before the context ended, or the connection is closed. The request may or may not
-// have been carried out.
+// answered before the context ended, or the connection is closed or nil. The request may or may
+// not have been carried out (none was sent without a connection).
 var ErrUnavailable = errors.New("service unavailable")
 
 // ReplyError is a reply carrying nats.go micro's error headers: the service refused or failed
@@ -37,7 +37,8 @@ func RequestJSON(ctx context.Context, nc *nats.Conn, msg *nats.Msg, req, out any
 	reply, err := nc.RequestMsgWithContext(ctx, msg)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrConnectionClosed):
+		errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrConnectionClosed),
+		errors.Is(err, nats.ErrInvalidConnection):
 		return fmt.Errorf("%s: %w: %v", msg.Subject, ErrUnavailable, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", msg.Subject, err)

@@ -38,8 +38,8 @@ const CodeUnavailable = "SERVICE_UNAVAILABLE"
 
 // Call sends req to msg's subject, waiting at most timeout, and decodes the reply into out. A
 // failure comes back as *Error: the service's own, or one with CodeUnavailable when no service
-// answered (none listens, none answered in time, or the connection is closed); errors of
-// encoding and decoding come back as they are.
+// answered (none listens, none answered in time, the connection is closed, or nc is nil); errors
+// of encoding and decoding come back as they are.
 func Call(ctx context.Context, nc *nats.Conn, msg *nats.Msg, timeout time.Duration, req, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -42,7 +42,7 @@ func serve(t *testing.T, nc *nats.Conn, cfg natsx.ServerConfig, endpoints ...nat
 type num struct{ N int }
 
 // A reply is the handler's value as JSON; a refusal is the service's *Error, in the body and in
-// micro's error headers; no server is CodeUnavailable.
+// micro's error headers; no server, or no connection, is CodeUnavailable.
 func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
@@ -51,6 +51,10 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != natsx.CodeUnavailable {
 		t.Fatalf("no server: %v, want code %s", err, natsx.CodeUnavailable)
+	}
+	err = natsx.Call(ctx, nil, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
+	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != natsx.CodeUnavailable {
+		t.Fatalf("no connection: %v, want code %s", err, natsx.CodeUnavailable)
 	}
 	serve(t, nc, natsx.ServerConfig{},
 		natsx.Endpoint{Name: "double", Subject: "calc.double", Handle: func(_ context.Context, req micro.Request) (any, error) {

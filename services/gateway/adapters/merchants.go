@@ -28,11 +28,7 @@ type Merchants struct {
 // NewMerchants returns the adapter; with a nil nc every command answers
 // domain.ErrMerchantServiceUnavailable.
 func NewMerchants(db *pgxpool.Pool, nc *nats.Conn) *Merchants {
-	m := &Merchants{db: db}
-	if nc != nil {
-		m.client = api.NewClient(nc)
-	}
-	return m
+	return &Merchants{db: db, client: api.NewClient(nc)}
 }
 
 // List returns the company's merchants in env, newest first.
@@ -75,9 +71,6 @@ func scanLedgerEntry(row pgx.CollectableRow) (domain.MerchantLedgerEntry, error)
 // Create asks the merchant service to create a merchant with a new wallet.
 func (m *Merchants) Create(ctx context.Context, p domain.Principal, requestID, merchantID, name,
 	email string) (domain.MerchantCreated, error) {
-	if m.client == nil {
-		return domain.MerchantCreated{}, domain.ErrMerchantServiceUnavailable
-	}
 	r, err := m.client.Create(ctx, requestID, api.CreateRequest{MerchantID: merchantID,
 		CompanyID: p.CompanyID.String(), Environment: string(p.Environment), Name: name, Email: email})
 	if err != nil {
@@ -92,9 +85,6 @@ func (m *Merchants) Create(ctx context.Context, p domain.Principal, requestID, m
 // for the platform when p is nil.
 func (m *Merchants) SetStatus(ctx context.Context, p *domain.Principal, requestID, merchantID, status,
 	reason string) (domain.MerchantStatusResult, error) {
-	if m.client == nil {
-		return domain.MerchantStatusResult{}, domain.ErrMerchantServiceUnavailable
-	}
 	var (
 		r   api.Merchant
 		err error

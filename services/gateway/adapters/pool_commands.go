@@ -22,22 +22,12 @@ type PoolCommands struct {
 // NewPoolCommands returns a client on nc; with a nil nc every command answers
 // domain.ErrPoolServiceUnavailable.
 func NewPoolCommands(nc *nats.Conn) *PoolCommands {
-	c := &PoolCommands{}
-	if nc != nil {
-		c.client = poolapi.NewClient(nc)
-	}
-	return c
+	return &PoolCommands{client: poolapi.NewClient(nc)}
 }
-
-// errNoPoolConnection refuses the commands of a gateway without NATS.
-var errNoPoolConnection = fmt.Errorf("pool commands: no NATS connection: %w", domain.ErrPoolServiceUnavailable)
 
 // UpdateSettings changes the pool settings and returns the balance after the change.
 func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, env domain.Environment,
 	u domain.PoolSettingsUpdate, requestID string) (domain.PoolBalance, error) {
-	if c.client == nil {
-		return domain.PoolBalance{}, errNoPoolConnection
-	}
 	req := poolapi.UpdateSettingsRequest{CompanyID: company.String(), Environment: string(env),
 		AutoTopUpEnabled: u.AutoTopUpEnabled, RequestID: requestID}
 	if u.LowThreshold != nil {
@@ -56,9 +46,6 @@ func (c *PoolCommands) UpdateSettings(ctx context.Context, company uuid.UUID, en
 // recorded as the event's correlation id.
 func (c *PoolCommands) SimulateDeposit(ctx context.Context, company uuid.UUID, env domain.Environment,
 	amount, commandID, requestID string) (domain.PoolDeposit, error) {
-	if c.client == nil {
-		return domain.PoolDeposit{}, errNoPoolConnection
-	}
 	d, err := c.client.SimulateDeposit(ctx, poolapi.SimulateDepositRequest{CompanyID: company.String(),
 		Environment: string(env), Amount: amount, RequestID: commandID, CorrelationID: requestID})
 	if err != nil {

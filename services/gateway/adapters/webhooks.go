@@ -25,11 +25,7 @@ type Webhooks struct {
 
 // NewWebhooks returns the adapter; nc may be nil (then every command is unavailable).
 func NewWebhooks(db *pgxpool.Pool, nc *nats.Conn) *Webhooks {
-	w := &Webhooks{db: db}
-	if nc != nil {
-		w.client = webhookapi.NewClient(nc)
-	}
-	return w
+	return &Webhooks{db: db, client: webhookapi.NewClient(nc)}
 }
 
 const webhookTime = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
@@ -63,9 +59,6 @@ func (w *Webhooks) Logs(ctx context.Context, p domain.Principal, f domain.Webhoo
 
 // Configure changes the caller's webhook endpoint.
 func (w *Webhooks) Configure(ctx context.Context, p domain.Principal, c domain.WebhookConfigChange) (domain.WebhookConfig, error) {
-	if w.client == nil {
-		return domain.WebhookConfig{}, domain.ErrWebhooksUnavailable
-	}
 	r, err := w.client.Configure(ctx, webhookapi.ConfigRequest{CompanyID: p.CompanyID.String(),
 		Environment: string(p.Environment), URL: c.URL, Enabled: c.Enabled, RollSecret: c.RollSecret})
 	if err != nil {
@@ -76,9 +69,6 @@ func (w *Webhooks) Configure(ctx context.Context, p domain.Principal, c domain.W
 
 // Retry dispatches one of the caller's deliveries now and returns the updated entry.
 func (w *Webhooks) Retry(ctx context.Context, p domain.Principal, logID uuid.UUID) (domain.WebhookLogEntry, error) {
-	if w.client == nil {
-		return domain.WebhookLogEntry{}, domain.ErrWebhooksUnavailable
-	}
 	e, err := w.client.Retry(ctx, webhookapi.RetryRequest{CompanyID: p.CompanyID.String(),
 		Environment: string(p.Environment), LogID: logID.String()})
 	if err != nil {
@@ -89,9 +79,6 @@ func (w *Webhooks) Retry(ctx context.Context, p domain.Principal, logID uuid.UUI
 
 // RunCron has the dispatcher process the due retries once.
 func (w *Webhooks) RunCron(ctx context.Context) (domain.WebhookCronResult, error) {
-	if w.client == nil {
-		return domain.WebhookCronResult{}, domain.ErrWebhooksUnavailable
-	}
 	r, err := w.client.RunCron(ctx, webhookapi.CronRequest{})
 	if err != nil {
 		return domain.WebhookCronResult{}, webhookError(err)
