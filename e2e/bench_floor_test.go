@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,23 +31,25 @@ const fanoutTarget = 0.6
 // stream, without the services. Its four durable pull consumers fetch as the services do
 // (bus.Fetcher) and acknowledge each message after their transaction:
 //
-//   - payments (every event, decoded): the payment's read row, one per lifecycle (COPY when the
-//     confirmed event comes; the real projection writes the row at payment.created and updates
-//     it twice);
+//   - payments (every event, decoded): the payment's read row as a partner sees it, PENDING
+//     from payment.created (an INSERT that a redelivery leaves alone) and CONFIRMED from
+//     payment.confirmed (an UPDATE), in one transaction per batch; payment.processing changes
+//     nothing a partner sees and is passed over;
 //   - pool (payment.*.*.confirmed, decoded): per payment, one event appended to a copy of the
-//     pool's event store and one DEBIT movement (COPY), in one transaction per batch, with no
-//     balance row to lock or update; then its relay publishes the events to a stream of
-//     their own;
+//     pool's event store and one DEBIT movement (COPY), with each pool's sequence and balance
+//     read under a row lock and written back (two replicas share the pools, so neither may be
+//     remembered), in one transaction per batch; then its relay publishes the events to a
+//     stream of their own;
 //   - merchant (payment.*.*.confirmed, decoded): the same with the merchant's event store, a
-//     ledger entry and the merchant's relay;
+//     ledger entry, the merchant's balance and the merchant's relay;
 //   - webhooks (every event): acknowledges (no company has an endpoint in this benchmark; the
 //     stack's WEBHOOK_EVENTS copy is an implementation choice, not the design's, and left out).
 //
 // The relays publish asynchronously from a goroutine of their own each (the real relays read
 // the events back from the event store first); the part ends when the relays' last publishes
-// are acknowledged. Everything the stack does beyond this (its locks, balance chains, checks,
-// copy stream, notifications and lookups) is left out, so the floor is meant as a lower bound of
-// the stack's cost and its rate as an upper bound of the stack's: when it runs below
+// are acknowledged. Everything the stack does beyond this (its event stores' stream locks,
+// checks, copy stream, notifications and lookups) is left out, so the floor is meant as a lower
+// bound of the stack's cost and its rate as an upper bound of the stack's: when it runs below
 // fanoutTarget of the raw fan-out, target 3 is out of reach of this design on this machine. It
 // is a plain implementation, not a proven minimum (docs/BENCHMARKS.md records a run in which it
 // cost slightly more per lifecycle than the stack at the same rate).
@@ -130,7 +134,10 @@ func newDesignFloor(ctx context.Context, pb *paymentsBench) (*designFloor, error
         CREATE TABLE %[1]s.pool_events (LIKE pool.events INCLUDING ALL);
         CREATE TABLE %[1]s.movements (LIKE pool.movements INCLUDING ALL);
         CREATE TABLE %[1]s.merchant_events (LIKE merchant.events INCLUDING ALL);
-        CREATE TABLE %[1]s.merchant_ledger (LIKE merchant.merchant_ledger INCLUDING ALL)`, f.schema))
+        CREATE TABLE %[1]s.merchant_ledger (LIKE merchant.merchant_ledger INCLUDING ALL);
+        CREATE TABLE %[1]s.pool_balances (key text PRIMARY KEY, seq bigint NOT NULL, balance bigint NOT NULL);
+        CREATE TABLE %[1]s.merchant_balances (key text PRIMARY KEY, seq bigint NOT NULL, balance bigint NOT NULL)`,
+		f.schema))
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +146,9 @@ func newDesignFloor(ctx context.Context, pb *paymentsBench) (*designFloor, error
 		f.close()
 		return nil, err
 	}
-	f.pool = newFloorAggregate(ctx, f, "pool_events", "movements", rawMovementColumns, poolDebit)
-	f.merchant = newFloorAggregate(ctx, f, "merchant_events", "merchant_ledger", rawLedgerColumns, ledgerEntry)
+	f.pool = newFloorAggregate(ctx, f, "pool_events", "movements", "pool_balances", rawMovementColumns, poolDebit)
+	f.merchant = newFloorAggregate(ctx, f, "merchant_events", "merchant_ledger", "merchant_balances", rawLedgerColumns,
+		ledgerEntry)
 	return f, nil
 }
 
@@ -175,24 +183,61 @@ func confirmed(msgs []jetstream.Msg) ([]floorPayment, error) {
 	return out, nil
 }
 
-// payments writes the read row of each payment of the batch confirmed.
+// payments writes the read rows of the batch's payments: a created payment's row PENDING, a
+// confirmed one's CONFIRMED.
 func (f *designFloor) payments(ctx context.Context, msgs []jetstream.Msg) error {
-	cs, err := confirmed(msgs)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	rows := make([][]any, 0, len(cs))
-	for _, c := range cs {
-		amount, err := money.Parse(c.GetAmount())
+	var created [7][]string
+	var createdAmounts []int64
+	var confirms [6][]string
+	for _, m := range msgs {
+		ev, _, err := events.Decode(strings.TrimPrefix(m.Subject(), rawSubjectPrefix), m.Headers().Get("Content-Type"), m.Data())
 		if err != nil {
 			return err
 		}
-		m := c.GetMeta()
-		rows = append(rows, paymentRow(m.GetCompanyId(), m.GetEnvironment(), c.GetPaymentId(), c.GetMerchantId(),
-			c.GetMerchantWallet(), c.GetCustomerWallet(), c.GetTxHash(), c.GetBlockExplorerUrl(), amount.Micros(), now))
+		switch e := ev.(type) {
+		case *paymentv1.PaymentCreated:
+			amount, err := money.Parse(e.GetAmount())
+			if err != nil {
+				return err
+			}
+			meta := e.GetMeta()
+			for i, v := range []string{meta.GetCompanyId(), meta.GetEnvironment(), e.GetPaymentId(), e.GetMerchantId(),
+				e.GetMerchantWallet(), e.GetCreatedAt(), e.GetExpiresAt()} {
+				created[i] = append(created[i], v)
+			}
+			createdAmounts = append(createdAmounts, amount.Micros())
+		case *paymentv1.PaymentConfirmed:
+			meta := e.GetMeta()
+			for i, v := range []string{meta.GetCompanyId(), meta.GetEnvironment(), e.GetPaymentId(), e.GetCustomerWallet(),
+				e.GetTxHash(), e.GetBlockExplorerUrl()} {
+				confirms[i] = append(confirms[i], v)
+			}
+		}
 	}
-	return copyTables(ctx, f.db, f.schema, []rawTable{{"payments", rawPaymentColumns, rows}})
+	return pgx.BeginFunc(ctx, f.db, func(tx pgx.Tx) error {
+		if len(createdAmounts) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO `+f.schema+`.payments (company_id, environment, payment_id, status,
+                    has_created, merchant_id, merchant_wallet, amount_micros, created_at, expires_at)
+                SELECT c, e, p, 'CREATED', true, m, w, a, ca::timestamptz, ea::timestamptz
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                    $8::text[]) AS u(c, e, p, m, w, a, ca, ea)
+                ON CONFLICT DO NOTHING`, created[0], created[1], created[2], created[3], created[4], createdAmounts,
+				created[5], created[6]); err != nil {
+				return fmt.Errorf("inserting created payments: %w", err)
+			}
+		}
+		if len(confirms[0]) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE `+f.schema+`.payments p SET status = 'CONFIRMED', customer_wallet = u.cw,
+                    tx_hash = u.tx, block_explorer_url = u.url, confirmed_at = now(), updated_at = now()
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                    AS u(c, e, p, cw, tx, url)
+                WHERE p.company_id = u.c AND p.environment = u.e AND p.payment_id = u.p`,
+				confirms[0], confirms[1], confirms[2], confirms[3], confirms[4], confirms[5]); err != nil {
+				return fmt.Errorf("confirming payments: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // floorEventColumns are the columns of an event-store row the floor writes (the others take
@@ -201,16 +246,15 @@ var floorEventColumns = []string{"event_id", "stream_id", "stream_version", "eve
 	"environment", "occurred_at", "payload"}
 
 // floorAggregate is an event-sourced consumer of the floor (the pool's or the merchant ledger's):
-// per confirmed payment, an event appended to its event store and a row of its read table, in
-// one transaction per batch, then the events handed to its relay. Its streams' versions, its
-// read rows' sequences and balances are kept in memory (one goroutine handles its batches).
+// per confirmed payment, an event appended to its event store and a row of its read table, with
+// per key (pool or merchant) its sequence and balance read under a lock and written back, in one
+// transaction per batch; then the events handed to its relay.
 type floorAggregate struct {
-	f                   *designFloor
-	events, table       string
-	cols                []string
-	change              floorChange
-	relay               *floorRelay
-	version, seq, total map[string]int64
+	f                       *designFloor
+	events, table, balances string
+	cols                    []string
+	change                  floorChange
+	relay                   *floorRelay
 }
 
 // floorChange is what one confirmed payment makes in an aggregate: its event stream, the
@@ -220,9 +264,10 @@ type floorAggregate struct {
 type floorChange func(c floorPayment, amount int64, now time.Time) (stream, eventType, subject, key string, delta int64,
 	row func(seq, before int64) []any)
 
-func newFloorAggregate(ctx context.Context, f *designFloor, events, table string, cols []string, change floorChange) *floorAggregate {
-	return &floorAggregate{f: f, events: events, table: table, cols: cols, change: change,
-		relay: newFloorRelay(ctx, f.js), version: map[string]int64{}, seq: map[string]int64{}, total: map[string]int64{}}
+func newFloorAggregate(ctx context.Context, f *designFloor, events, table, balances string, cols []string,
+	change floorChange) *floorAggregate {
+	return &floorAggregate{f: f, events: events, table: table, balances: balances, cols: cols, change: change,
+		relay: newFloorRelay(ctx, f.js)}
 }
 
 // poolDebit is the pool's DEBIT of a payment.
@@ -251,30 +296,85 @@ func (g *floorAggregate) handle(ctx context.Context, msgs []jetstream.Msg) error
 		return err
 	}
 	now := time.Now()
-	var evs, rows [][]any
-	var out []*nats.Msg
+	changes := make([]floorApplied, 0, len(cs))
+	var keys []string
 	for _, c := range cs {
 		amount, err := money.Parse(c.GetAmount())
 		if err != nil {
 			return err
 		}
-		stream, eventType, subject, key, delta, row := g.change(c, amount.Micros(), now)
-		g.version[stream]++
-		g.seq[key]++
-		before := g.total[key]
-		g.total[key] = before + delta
-		id := uuid.New()
-		m := c.GetMeta()
-		evs = append(evs, []any{id, stream, g.version[stream], eventType, subject, m.GetCompanyId(), m.GetEnvironment(),
-			now, c.data})
-		rows = append(rows, row(g.seq[key], before))
-		out = append(out, floorMsg(subject, id, c.data))
+		a := floorApplied{c: c}
+		a.stream, a.eventType, a.subject, a.key, a.delta, a.row = g.change(c, amount.Micros(), now)
+		if !slices.Contains(keys, a.key) {
+			keys = append(keys, a.key)
+		}
+		changes = append(changes, a)
 	}
-	if err := copyTables(ctx, g.f.db, g.f.schema, []rawTable{{g.events, floorEventColumns, evs}, {g.table, g.cols, rows}}); err != nil {
+	slices.Sort(keys)
+	var out []*nats.Msg
+	err = pgx.BeginFunc(ctx, g.f.db, func(tx pgx.Tx) error {
+		seq, total, err := g.lockBalances(ctx, tx, keys)
+		if err != nil {
+			return err
+		}
+		var evs, rows [][]any
+		out = out[:0]
+		for _, a := range changes {
+			// One event per movement: the stream's version is the key's sequence.
+			seq[a.key]++
+			before := total[a.key]
+			total[a.key] = before + a.delta
+			id := uuid.New()
+			m := a.c.GetMeta()
+			evs = append(evs, []any{id, a.stream, seq[a.key], a.eventType, a.subject, m.GetCompanyId(), m.GetEnvironment(),
+				now, a.c.data})
+			rows = append(rows, a.row(seq[a.key], before))
+			out = append(out, floorMsg(a.subject, id, a.c.data))
+		}
+		if err := copyIn(ctx, tx, g.f.schema, []rawTable{{g.events, floorEventColumns, evs}, {g.table, g.cols, rows}}); err != nil {
+			return err
+		}
+		seqs, totals := make([]int64, len(keys)), make([]int64, len(keys))
+		for i, k := range keys {
+			seqs[i], totals[i] = seq[k], total[k]
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO `+g.f.schema+`.`+g.balances+` (key, seq, balance)
+            SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+            ON CONFLICT (key) DO UPDATE SET seq = excluded.seq, balance = excluded.balance`, keys, seqs, totals)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	g.relay.send(out)
 	return nil
+}
+
+// floorApplied is one confirmed payment's change to an aggregate (floorChange's results).
+type floorApplied struct {
+	c                               floorPayment
+	stream, eventType, subject, key string
+	delta                           int64
+	row                             func(seq, before int64) []any
+}
+
+// lockBalances reads the sequence and balance of each key (sorted) under a row lock: with two
+// replicas of a consumer, the previous batch of the same pool or merchant may have been applied
+// by the other one, so neither can be remembered. A key without a row yet reads 0 and 0.
+func (g *floorAggregate) lockBalances(ctx context.Context, tx pgx.Tx, keys []string) (seq, total map[string]int64, err error) {
+	rows, err := tx.Query(ctx, `SELECT key, seq, balance FROM `+g.f.schema+`.`+g.balances+`
+        WHERE key = ANY($1) ORDER BY key FOR UPDATE`, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	seq, total = make(map[string]int64, len(keys)), make(map[string]int64, len(keys))
+	var k string
+	var s, b int64
+	_, err = pgx.ForEachRow(rows, []any{&k, &s, &b}, func() error {
+		seq[k], total[k] = s, b
+		return nil
+	})
+	return seq, total, err
 }
 
 // floorMsg is the relayed message of an event: its subject below the floor's stream prefix, its

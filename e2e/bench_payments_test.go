@@ -639,17 +639,20 @@ type rawTable struct {
 
 // copyTables copies the tables' rows (COPY) in one transaction.
 func copyTables(ctx context.Context, db *pgxpool.Pool, schema string, tables []rawTable) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		for _, t := range tables {
-			if len(t.rows) == 0 {
-				continue
-			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{schema, t.table}, t.cols, pgx.CopyFromRows(t.rows)); err != nil {
-				return fmt.Errorf("COPY %s: %w", t.table, err)
-			}
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error { return copyIn(ctx, tx, schema, tables) })
+}
+
+// copyIn copies the tables' rows (COPY) in tx.
+func copyIn(ctx context.Context, tx pgx.Tx, schema string, tables []rawTable) error {
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
 		}
-		return nil
-	})
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{schema, t.table}, t.cols, pgx.CopyFromRows(t.rows)); err != nil {
+			return fmt.Errorf("COPY %s: %w", t.table, err)
+		}
+	}
+	return nil
 }
 
 // paymentRow is the payments row (rawPaymentColumns) of a confirmed payment.
