@@ -66,9 +66,7 @@ func createMerchants(tb testing.TB, s *stack, key string, n, workers int) {
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1)
 				if i > int64(n) {
@@ -81,7 +79,7 @@ func createMerchants(tb testing.TB, s *stack, key string, n, workers int) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if f := failed.Load(); f != nil {
@@ -116,9 +114,7 @@ func latencies(b *testing.B, workers int, fn func() error) {
 	)
 	b.ResetTimer()
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			local := make([]time.Duration, 0, b.N/workers+1)
 			for next.Add(1) <= int64(b.N) {
 				start := time.Now()
@@ -131,7 +127,7 @@ func latencies(b *testing.B, workers int, fn func() error) {
 			mu.Lock()
 			all = append(all, local...)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()

@@ -553,15 +553,13 @@ func (pb *paymentsBench) runRawPostgres(b *testing.B) {
 	errs := make(chan error, len(batches))
 	next := make(chan rawBatch)
 	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for batch := range next {
 				if err := batch.write(ctx, pb.db, schema); err != nil {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	for _, batch := range batches {
 		next <- batch

@@ -67,9 +67,7 @@ func TestLockedMultiStreamAppendsKeepVersionOrder(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; i < 40; i++ {
 				picked := map[string]bool{}
 				for len(picked) < 2+rand.IntN(2) {
@@ -95,7 +93,7 @@ func TestLockedMultiStreamAppendsKeepVersionOrder(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	all, err := s.ReadAll(ctx, s.DB(), eventstore.Position{}, 1_000_000)

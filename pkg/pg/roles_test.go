@@ -134,11 +134,9 @@ func TestSeveralDatabasesOnOneServerCanBootstrapAtOnce(t *testing.T) {
 		conns[i] = connectAs(t, testkit.NewDatabase(t), "")
 	}
 	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = pg.Bootstrap(context.Background(), conns[i])
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -55,9 +55,7 @@ func (b *builder) index(ctx context.Context, loader BulkLoader, deferred []shado
 	errs := make([]error, indexBuilders)
 	var wg sync.WaitGroup
 	for w := range indexBuilders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var mine []shadowIndex
 			if w == 0 {
 				mine = alone
@@ -88,7 +86,7 @@ func (b *builder) index(ctx context.Context, loader BulkLoader, deferred []shado
 			if errs[w] != nil {
 				cancel()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

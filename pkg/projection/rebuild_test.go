@@ -196,13 +196,11 @@ func TestAStreamFedRebuildUnderLoadHidesNoRowsAndAppliesEveryEventOnce(t *testin
 	liveDone := make(chan struct{})
 	go func() { defer close(liveDone); _ = r.Run(ctx) }()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for i := 200; i < 400; i++ {
 			e.publishPayment(t, payment(i), "")
 		}
-	}()
+	})
 	stopWatch := make(chan struct{})
 	lowest := watchRowCount(e.db, stopWatch)
 	def := projection.Definition{Projector: p, Schema: schema, Tables: []string{"test_payments"},

@@ -45,6 +45,12 @@ func newDLQEnv(t *testing.T) *dlqEnv {
 	return &dlqEnv{url: url, js: js, dl: dl}
 }
 
+// ctl runs payplat-ctl with args against the environment's NATS server.
+func (e *dlqEnv) ctl(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return ctl(t, map[string]string{"NATS_URL": e.url}, args...)
+}
+
 // paymentCreated is a valid payment.created event in protojson, and its subject.
 func paymentCreated(t *testing.T, amount string) (string, []byte) {
 	t.Helper()
@@ -102,11 +108,10 @@ func (e *dlqEnv) streamMsgs(t *testing.T, name string) []*jetstream.RawStreamMsg
 func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 	t.Parallel()
 	e := newDLQEnv(t)
-	env := map[string]string{"NATS_URL": e.url}
 	subject, bad := paymentCreated(t, "-5.00")
 	e.deadLetter(t, "payments-projection", subject, bad, "payment.created amount: must be greater than zero")
 
-	out, _, err := ctl(t, env, "dlq", "list")
+	out, _, err := e.ctl(t, "dlq", "list")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +120,7 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 			t.Errorf("dlq list lacks %q:\n%s", want, out)
 		}
 	}
-	out, _, err = ctl(t, env, "dlq", "list", "--json")
+	out, _, err = e.ctl(t, "dlq", "list", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +137,7 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 	}
 	seq := strconv.FormatUint(dl.Seq, 10)
 
-	out, _, err = ctl(t, env, "dlq", "show", seq)
+	out, _, err = e.ctl(t, "dlq", "show", seq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +152,7 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 	if err := os.WriteFile(file, fixed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err = ctl(t, env, "dlq", "redrive", seq, "--data-file", file)
+	out, _, err = e.ctl(t, "dlq", "redrive", seq, "--data-file", file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +178,7 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 	if left := e.streamMsgs(t, bus.DeadLetterStream); len(left) != 0 {
 		t.Errorf("%d dead letters left after the redrive", len(left))
 	}
-	if _, _, err := ctl(t, env, "dlq", "redrive", seq); err == nil || !strings.Contains(err.Error(), "no dead letter") {
+	if _, _, err := e.ctl(t, "dlq", "redrive", seq); err == nil || !strings.Contains(err.Error(), "no dead letter") {
 		t.Errorf("second redrive of %s: %v", seq, err)
 	}
 	if got := len(e.streamMsgs(t, "PAYMENTS")); got != 1 {
@@ -186,23 +191,22 @@ func TestDLQListShowAndRedriveACorrectedMessage(t *testing.T) {
 func TestDLQRedriveAllAndPurgeCanBeLimitedToOneConsumerAndPurgeNeedsYes(t *testing.T) {
 	t.Parallel()
 	e := newDLQEnv(t)
-	env := map[string]string{"NATS_URL": e.url}
 	subject, data := paymentCreated(t, "1.00")
 	e.deadLetter(t, "pool-payments", subject, data, "unknown company")
 	e.deadLetter(t, "pool-payments", subject, data, "unknown company")
 	e.deadLetter(t, "merchant-ledger", subject, data, "unknown merchant")
 	e.deadLetter(t, "webhooks-payments", subject, data, "boom")
 
-	if _, _, err := ctl(t, env, "dlq", "redrive"); err == nil {
+	if _, _, err := e.ctl(t, "dlq", "redrive"); err == nil {
 		t.Error("redrive without <seq> or --all succeeded")
 	}
-	if _, _, err := ctl(t, env, "dlq", "redrive", "1", "--all"); err == nil {
+	if _, _, err := e.ctl(t, "dlq", "redrive", "1", "--all"); err == nil {
 		t.Error("redrive with both <seq> and --all succeeded")
 	}
-	if _, _, err := ctl(t, env, "dlq", "show", "abc"); err == nil {
+	if _, _, err := e.ctl(t, "dlq", "show", "abc"); err == nil {
 		t.Error("show abc succeeded")
 	}
-	out, _, err := ctl(t, env, "dlq", "redrive", "--all", "--consumer", "pool-payments")
+	out, _, err := e.ctl(t, "dlq", "redrive", "--all", "--consumer", "pool-payments")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +216,10 @@ func TestDLQRedriveAllAndPurgeCanBeLimitedToOneConsumerAndPurgeNeedsYes(t *testi
 	if got := len(e.streamMsgs(t, "PAYMENTS")); got != 2 {
 		t.Errorf("PAYMENTS holds %d messages, want 2", got)
 	}
-	if _, _, err := ctl(t, env, "dlq", "purge"); err == nil || !strings.Contains(err.Error(), "--yes") {
+	if _, _, err := e.ctl(t, "dlq", "purge"); err == nil || !strings.Contains(err.Error(), "--yes") {
 		t.Errorf("purge without --yes: %v", err)
 	}
-	out, _, err = ctl(t, env, "dlq", "purge", "--consumer", "merchant-ledger", "--yes")
+	out, _, err = e.ctl(t, "dlq", "purge", "--consumer", "merchant-ledger", "--yes")
 	if err != nil || !strings.Contains(out, "1 dead letter(s) purged") {
 		t.Fatalf("purge --consumer: %v %s", err, out)
 	}
@@ -223,7 +227,7 @@ func TestDLQRedriveAllAndPurgeCanBeLimitedToOneConsumerAndPurgeNeedsYes(t *testi
 	if len(left) != 1 || left[0].Header.Get(bus.HeaderDLQConsumer) != "webhooks-payments" {
 		t.Fatalf("after the consumer purge: %d left", len(left))
 	}
-	if _, _, err := ctl(t, env, "dlq", "purge", "--yes"); err != nil {
+	if _, _, err := e.ctl(t, "dlq", "purge", "--yes"); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(e.streamMsgs(t, bus.DeadLetterStream)); got != 0 {

@@ -296,9 +296,7 @@ func TestConcurrentMerchantCreatesOverHTTP(t *testing.T) {
 	codes := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r, err := s.send(request{method: http.MethodPost, path: merchantCreatePath, headers: map[string]string{"x-api-key": key},
 				body: merchantBody(`{"name":"Racer","email":"race@example.com"}`)})
 			if err != nil {
@@ -309,7 +307,7 @@ func TestConcurrentMerchantCreatesOverHTTP(t *testing.T) {
 			if r.status != http.StatusCreated {
 				codes[i] = r.json(t)["error"].(map[string]any)["code"].(string)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	created := 0

@@ -22,9 +22,7 @@ func BenchmarkCreateOverNATS(b *testing.B) {
 	var failed atomic.Value
 	b.ResetTimer()
 	for w := 0; w < 64; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1)
 				if i > int64(b.N) {
@@ -37,7 +35,7 @@ func BenchmarkCreateOverNATS(b *testing.B) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()

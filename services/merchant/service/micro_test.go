@@ -25,13 +25,11 @@ func TestCommandAPIReplicasShareTheRequestsOfOneQueueGroup(t *testing.T) {
 
 	var wg sync.WaitGroup
 	for range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := s.mustCreateErr(); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 

@@ -93,12 +93,10 @@ func TestConcurrentCreatesWithOneEmailMakeOneMerchantAndRefuseTheRest(t *testing
 	codes := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, err := s.create("c1", "test", "Racer", "race@example.com")
 			codes[i] = code(err)
-		}()
+		})
 	}
 	wg.Wait()
 	ok := 0
@@ -126,9 +124,7 @@ func TestConcurrentStatusChangesLoseNoneAndTheTableMatchesTheStream(t *testing.T
 	m := s.mustCreate("c1", "test")
 	var wg sync.WaitGroup
 	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			st := "PAUSED"
 			if i%2 == 0 {
 				st = "ACTIVE"
@@ -137,7 +133,7 @@ func TestConcurrentStatusChangesLoseNoneAndTheTableMatchesTheStream(t *testing.T
 				Environment: "test", MerchantID: m.ID, Status: st}); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	evs := s.events(m.ID)

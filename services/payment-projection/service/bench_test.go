@@ -62,9 +62,7 @@ func benchApply(b *testing.B, batch, workers int) {
 		firstErr error
 	)
 	for _, r := range runners {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer r.Close()
 			for done.Load() < int64(3*b.N) {
 				n, err := r.Step(ctx)
@@ -76,7 +74,7 @@ func benchApply(b *testing.B, batch, workers int) {
 				}
 				done.Add(int64(n))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()

@@ -124,15 +124,13 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				if err := fn(i); err != nil {
 					cancel(err)
 				}
 			}
-		}()
+		})
 	}
 feed:
 	for i := range n {
