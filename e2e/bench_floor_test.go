@@ -297,6 +297,7 @@ func (g *floorAggregate) handle(ctx context.Context, msgs []jetstream.Msg) error
 	}
 	now := time.Now()
 	changes := make([]floorApplied, 0, len(cs))
+	seen := map[string]bool{}
 	var keys []string
 	for _, c := range cs {
 		amount, err := money.Parse(c.GetAmount())
@@ -305,7 +306,8 @@ func (g *floorAggregate) handle(ctx context.Context, msgs []jetstream.Msg) error
 		}
 		a := floorApplied{c: c}
 		a.stream, a.eventType, a.subject, a.key, a.delta, a.row = g.change(c, amount.Micros(), now)
-		if !slices.Contains(keys, a.key) {
+		if !seen[a.key] {
+			seen[a.key] = true
 			keys = append(keys, a.key)
 		}
 		changes = append(changes, a)

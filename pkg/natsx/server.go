@@ -77,10 +77,12 @@ type Endpoint struct {
 
 // JSON adapts a handler of a decoded request to Endpoint.Handle: a request whose data is not
 // In's JSON is a *validation.Error, which the service's Errors answer with its validation code.
+// A request with no data is In's zero value (an operator's `nats req` with no body), which the
+// handler validates like any other.
 func JSON[In any](h func(context.Context, In) (any, error)) func(context.Context, micro.Request) (any, error) {
 	return func(ctx context.Context, req micro.Request) (any, error) {
 		var in In
-		if err := json.Unmarshal(req.Data(), &in); err != nil {
+		if data := req.Data(); len(data) > 0 && json.Unmarshal(data, &in) != nil {
 			return nil, validation.Invalid("", "request is not valid JSON")
 		}
 		return h(ctx, in)

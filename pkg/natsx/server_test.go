@@ -88,8 +88,8 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	}
 }
 
-// JSON hands the handler the decoded request, and answers a request that is not its JSON with
-// a *validation.Error the handler never sees.
+// JSON hands the handler the decoded request (the zero request for no data), and answers a
+// request that is not its JSON with a *validation.Error the handler never sees.
 func TestJSONDecodesTheRequestAndRefusesOneThatIsNotItsJSON(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
@@ -117,6 +117,14 @@ func TestJSONDecodesTheRequestAndRefusesOneThatIsNotItsJSON(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("the handler ran %d times, want 1 (never for the undecodable request)", n)
+	}
+	// A request with no data is the zero request.
+	msg, err := nc.Request("calc.double", nil, time.Second)
+	if err != nil || msg.Header.Get(micro.ErrorCodeHeader) != "" || string(msg.Data) != `{"N":0}` {
+		t.Fatalf("an empty request: %v, %v %s, want the reply to the zero request", err, msg.Header, msg.Data)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("the handler ran %d times, want 2", n)
 	}
 }
 

@@ -2,7 +2,6 @@ package ports
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
@@ -64,7 +63,7 @@ func StartCommandServer(ctx context.Context, nc *nats.Conn, a Application, log *
 		Context: ctx, Errors: toAPIError, Log: log},
 		endpoint(api.EndpointConfig, natsx.JSON(s.config)),
 		endpoint(api.EndpointRetry, natsx.JSON(s.retry)),
-		endpoint(api.EndpointCron, s.cron))
+		endpoint(api.EndpointCron, natsx.JSON(s.cron)))
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +95,8 @@ func (s *CommandServer) retry(ctx context.Context, in api.RetryRequest) (any, er
 	return NewLogEntry(d), nil
 }
 
-func (s *CommandServer) cron(ctx context.Context, req micro.Request) (any, error) {
-	var in api.CronRequest
-	// No body asks for a run with the default limit (an operator's `nats req` with no data).
-	if len(req.Data()) > 0 {
-		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			return nil, validation.Invalid("", "request is not valid JSON")
-		}
-	}
+// cron runs the due retries once; a request with no data runs them with the default limit.
+func (s *CommandServer) cron(ctx context.Context, in api.CronRequest) (any, error) {
 	res, err := s.app.RunDueRetries.Handle(ctx, command.RunDueRetries{Limit: in.Limit})
 	if err != nil {
 		return nil, err
