@@ -36,11 +36,20 @@ func (e *Error) Error() string {
 // CodeUnavailable is the code of the *Error that Call returns when no service answered.
 const CodeUnavailable = "SERVICE_UNAVAILABLE"
 
-// Call sends req to msg's subject, waiting at most timeout, and decodes the reply into out. A
-// failure comes back as *Error: the service's own, or one with CodeUnavailable when no service
+// Call sends req to msg's subject, waiting at most timeout, and returns the reply decoded as Out.
+// A failure comes back as *Error: the service's own, or one with CodeUnavailable when no service
 // answered (none listens, none answered in time, the connection is closed, or nc is nil); errors
-// of encoding and decoding come back as they are.
-func Call(ctx context.Context, nc *nats.Conn, msg *nats.Msg, timeout time.Duration, req, out any) error {
+// of encoding and decoding come back as they are. With an error, the reply is Out's zero value.
+func Call[Out any](ctx context.Context, nc *nats.Conn, msg *nats.Msg, timeout time.Duration, req any) (Out, error) {
+	var out Out
+	if err := call(ctx, nc, msg, timeout, req, &out); err != nil {
+		var zero Out
+		return zero, err
+	}
+	return out, nil
+}
+
+func call(ctx context.Context, nc *nats.Conn, msg *nats.Msg, timeout time.Duration, req, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := RequestJSON(ctx, nc, msg, req, out)

@@ -47,12 +47,11 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	t.Parallel()
 	nc := testkit.ConnectNATS(t)
 	ctx := context.Background()
-	var out num
-	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
+	_, err := natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, num{2})
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != natsx.CodeUnavailable {
 		t.Fatalf("no server: %v, want code %s", err, natsx.CodeUnavailable)
 	}
-	err = natsx.Call(ctx, nil, nats.NewMsg("calc.double"), time.Second, num{2}, &out)
+	_, err = natsx.Call[num](ctx, nil, nats.NewMsg("calc.double"), time.Second, num{2})
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != natsx.CodeUnavailable {
 		t.Fatalf("no connection: %v, want code %s", err, natsx.CodeUnavailable)
 	}
@@ -68,10 +67,10 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 			return num{2 * in.N}, nil
 		}})
 
-	if err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}, &out); err != nil || out.N != 42 {
+	if out, err := natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}); err != nil || out.N != 42 {
 		t.Fatalf("double 21: %+v, %v", out, err)
 	}
-	err = natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{-1}, &out)
+	_, err = natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, num{-1})
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != (natsx.Error{Code: "REFUSED", Message: "no", Field: "n"}) {
 		t.Fatalf("double -1: %v, want the REFUSED error", err)
 	}
@@ -82,7 +81,7 @@ func TestCallGetsTheRepliesAndTheErrorsOfAServer(t *testing.T) {
 	if msg.Header.Get(micro.ErrorCodeHeader) != "REFUSED" || msg.Header.Get(micro.ErrorHeader) != "no" {
 		t.Fatalf("error headers: %v, want the code and message of the body", msg.Header)
 	}
-	err = natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number", &out)
+	_, err = natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number")
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != "INTERNAL" {
 		t.Fatalf("an undecodable request: %v, want what Errors made of it", err)
 	}
@@ -106,11 +105,10 @@ func TestJSONDecodesTheRequestAndRefusesOneThatIsNotItsJSON(t *testing.T) {
 		return num{2 * in.N}, nil
 	})})
 
-	var out num
-	if err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}, &out); err != nil || out.N != 42 {
+	if out, err := natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, num{21}); err != nil || out.N != 42 {
 		t.Fatalf("double 21: %+v, %v", out, err)
 	}
-	err := natsx.Call(ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number", &out)
+	_, err := natsx.Call[num](ctx, nc, nats.NewMsg("calc.double"), time.Second, "not a number")
 	want := natsx.Error{Code: "VALIDATION", Message: "request is not valid JSON"}
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != want {
 		t.Fatalf("an undecodable request: %v, want %+v", err, want)
@@ -146,12 +144,11 @@ func TestAServerRunsRequestsAtOnceAndStopWaitsForThem(t *testing.T) {
 
 	waited := make(chan error, 1)
 	go func() {
-		var out num
-		waited <- natsx.Call(context.Background(), nc, nats.NewMsg("calc.wait"), 10*time.Second, num{}, &out)
+		_, err := natsx.Call[num](context.Background(), nc, nats.NewMsg("calc.wait"), 10*time.Second, num{})
+		waited <- err
 	}()
 	<-started
-	var out num
-	if err := natsx.Call(context.Background(), nc, nats.NewMsg("calc.now"), 5*time.Second, num{}, &out); err != nil || out.N != 2 {
+	if out, err := natsx.Call[num](context.Background(), nc, nats.NewMsg("calc.now"), 5*time.Second, num{}); err != nil || out.N != 2 {
 		t.Fatalf("a request beside a waiting one: %+v, %v", out, err)
 	}
 	stopped := make(chan error, 1)
@@ -183,8 +180,7 @@ func TestARequestEndsWithItsTimeout(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}})
-	var out num
-	err := natsx.Call(context.Background(), nc, nats.NewMsg("calc.hang"), 5*time.Second, num{}, &out)
+	_, err := natsx.Call[num](context.Background(), nc, nats.NewMsg("calc.hang"), 5*time.Second, num{})
 	if e := (*natsx.Error)(nil); !errors.As(err, &e) || e.Code != "TIMEOUT" {
 		t.Fatalf("a request that hangs: %v, want TIMEOUT", err)
 	}
@@ -217,8 +213,7 @@ func TestCallReadsTheHeadersOfAReplyWithoutTheErrorShape(t *testing.T) {
 		"old.bare":    {Code: "500", Message: "internal error"},
 		"old.garbled": {Code: "503", Message: "busy"},
 	} {
-		var out num
-		err := natsx.Call(context.Background(), nc, nats.NewMsg(subject), 5*time.Second, num{}, &out)
+		_, err := natsx.Call[num](context.Background(), nc, nats.NewMsg(subject), 5*time.Second, num{})
 		if e := (*natsx.Error)(nil); !errors.As(err, &e) || *e != want {
 			t.Fatalf("%s: %v, want %+v", subject, err, want)
 		}

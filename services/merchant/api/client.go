@@ -23,31 +23,27 @@ func NewClient(nc *nats.Conn) *Client { return &Client{nc: nc} }
 // Create asks the merchant service to create a merchant with a new wallet; repeating req with
 // the same MerchantID returns the merchant created the first time.
 func (c *Client) Create(ctx context.Context, requestID string, req CreateRequest) (Merchant, error) {
-	var m Merchant
-	return m, c.call(ctx, EndpointCreate, requestID, req, &m)
+	return call[Merchant](ctx, c, EndpointCreate, requestID, req)
 }
 
 // SetStatus changes a merchant's status for its company.
 func (c *Client) SetStatus(ctx context.Context, requestID string, req SetStatusRequest) (Merchant, error) {
-	var m Merchant
-	return m, c.call(ctx, EndpointSetStatus, requestID, req, &m)
+	return call[Merchant](ctx, c, EndpointSetStatus, requestID, req)
 }
 
 // AdminSetStatus changes any merchant's status for the platform.
 func (c *Client) AdminSetStatus(ctx context.Context, requestID string, req SetStatusRequest) (Merchant, error) {
-	var m Merchant
-	return m, c.call(ctx, EndpointAdminSetStatus, requestID, req, &m)
+	return call[Merchant](ctx, c, EndpointAdminSetStatus, requestID, req)
 }
 
 // GetStatus returns a merchant's current status.
 func (c *Client) GetStatus(ctx context.Context, requestID string, req GetStatusRequest) (StatusReply, error) {
-	var s StatusReply
-	return s, c.call(ctx, EndpointGetStatus, requestID, req, &s)
+	return call[StatusReply](ctx, c, EndpointGetStatus, requestID, req)
 }
 
-// call sends req to endpoint and decodes the reply into out. Error replies come back as
+// call sends req to endpoint and returns the reply decoded as Out. Error replies come back as
 // *Error; no responder, a timeout or a closed connection as *Error with CodeServiceUnavailable.
-func (c *Client) call(ctx context.Context, endpoint, requestID string, req, out any) error {
+func call[Out any](ctx context.Context, c *Client, endpoint, requestID string, req any) (Out, error) {
 	timeout := DefaultTimeout
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = time.Until(deadline)
@@ -56,5 +52,5 @@ func (c *Client) call(ctx context.Context, endpoint, requestID string, req, out 
 	if requestID != "" {
 		msg.Header.Set(HeaderRequestID, requestID)
 	}
-	return natsx.Call(ctx, c.nc, msg, timeout, req, out)
+	return natsx.Call[Out](ctx, c.nc, msg, timeout, req)
 }

@@ -25,6 +25,11 @@ type Metrics struct {
 	pruned         prometheus.Counter
 }
 
+// counter is a counter without labels.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
 // NewMetrics registers the metrics on reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
@@ -36,27 +41,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "webhook_delivery_attempts_total",
 			Help: "Delivery attempts, by trigger (event, cron, manual) and result (success, failure).",
 		}, []string{"trigger", "result"}),
-		permanent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "webhook_deliveries_permanently_failed_total",
-			Help: "Deliveries that failed their last automatic attempt.",
-		}),
+		permanent: counter("webhook_deliveries_permanently_failed_total",
+			"Deliveries that failed their last automatic attempt."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "webhook_delivery_attempt_duration_seconds",
 			Help:    "Duration of delivery attempts, by result.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"result"}),
-		overflow: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "webhook_endpoint_queue_overflow_total",
-			Help: "First attempts left to the cron run because their endpoint's queue was full.",
-		}),
-		retriesLimited: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "webhook_manual_retries_limited_total",
-			Help: "Manual retries refused because their company was over WEBHOOK_MANUAL_RETRY_RATE.",
-		}),
-		pruned: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "webhook_deliveries_pruned_total",
-			Help: "Delivered deliveries deleted after WEBHOOK_DELIVERY_RETENTION.",
-		}),
+		overflow: counter("webhook_endpoint_queue_overflow_total",
+			"First attempts left to the cron run because their endpoint's queue was full."),
+		retriesLimited: counter("webhook_manual_retries_limited_total",
+			"Manual retries refused because their company was over WEBHOOK_MANUAL_RETRY_RATE."),
+		pruned: counter("webhook_deliveries_pruned_total",
+			"Delivered deliveries deleted after WEBHOOK_DELIVERY_RETENTION."),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.created, m.attempts, m.permanent, m.duration, m.overflow,
