@@ -220,6 +220,22 @@ func TestCallReadsTheHeadersOfAReplyWithoutTheErrorShape(t *testing.T) {
 	}
 }
 
+// A reply that is not Out's JSON is an error, and Call returns Out's zero value with it, not
+// the fields it decoded before the one that failed.
+func TestCallReturnsTheZeroReplyWithAnError(t *testing.T) {
+	t.Parallel()
+	nc := testkit.ConnectNATS(t)
+	serve(t, nc, natsx.ServerConfig{},
+		natsx.Endpoint{Name: "odd", Subject: "calc.odd", Handle: func(context.Context, micro.Request) (any, error) {
+			return map[string]any{"N": 5, "M": "not a number"}, nil
+		}})
+	type pair struct{ N, M int }
+	out, err := natsx.Call[pair](context.Background(), nc, nats.NewMsg("calc.odd"), 5*time.Second, num{})
+	if err == nil || out != (pair{}) {
+		t.Fatalf("a reply that is not the type's JSON: %+v, %v; want the zero pair and an error", out, err)
+	}
+}
+
 func TestServerEnvRunsNATSWithTheDeployedCollectorUnlessGOGCIsSet(t *testing.T) {
 	t.Parallel()
 	got := natsx.ServerEnv([]string{"PATH=/bin"})
