@@ -256,6 +256,11 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
+// movementColumns are the columns of a movements row, in the order of the batch's rows.
+var movementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
+	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
+	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"}
+
 // flushMovements COPYs the batch's movements.
 func (b *batch) flushMovements(ctx context.Context, tx pgx.Tx) error {
 	if len(b.movements) == 0 {

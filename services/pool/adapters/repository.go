@@ -372,8 +372,8 @@ func (r *Repository) newKeys(ctx context.Context, tx pgx.Tx, ps []*pending) erro
 }
 
 // save appends the changes of the pools of ls, each with the version it was loaded at, and
-// updates the read tables to match: one append for all the pools, one COPY of all their
-// movements and one round trip of their balance updates, so that a batch of facts on many
+// updates the read tables to match: one append for all the pools, then one round trip of the
+// INSERT of all their movements and their balance updates, so that a batch of facts on many
 // pools costs about what one on a single pool does (docs/BENCHMARKS.md: per pool, these were
 // most of the pool service's database time when payments come in small batches).
 func (r *Repository) save(ctx context.Context, tx pgx.Tx, ls ...*loaded) error {
@@ -416,11 +416,8 @@ func (r *Repository) save(ctx context.Context, tx pgx.Tx, ls ...*loaded) error {
 				res[i].Version, l.pool.Version())
 		}
 	}
-	counts, err := r.insertMovements(ctx, tx, changed)
-	if err != nil {
-		return err
-	}
 	b := &pgx.Batch{}
+	counts, inserting := queueMovements(b, changed)
 	for i, l := range changed {
 		p, s, changes := l.pool, l.pool.Settings(), l.pool.Changes()
 		b.Queue(`UPDATE balances SET balance = $3, low_threshold = $4, auto_top_up_enabled = $5,
@@ -433,6 +430,12 @@ func (r *Repository) save(ctx context.Context, tx pgx.Tx, ls ...*loaded) error {
 			counts[i].byType[domain.Credit], counts[i].byType[domain.Withdrawal], changeTime(changes[len(changes)-1]))
 	}
 	br := tx.SendBatch(ctx, b)
+	if inserting {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("inserting movements of %d pools: %w", len(changed), err)
+		}
+	}
 	for _, l := range changed {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -465,40 +468,57 @@ type movementCounts struct {
 	byType map[domain.MovementType]int64
 }
 
-var movementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
-	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
-	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"}
-
-// insertMovements writes the movements among the changes of the pools of ls, numbered on from
-// each pool's count, with one COPY, and returns each pool's counts.
-func (r *Repository) insertMovements(ctx context.Context, tx pgx.Tx, ls []*loaded) ([]movementCounts, error) {
+// queueMovements queues on b one INSERT of the movements among the changes of the pools of ls,
+// numbered on from each pool's count, and returns each pool's counts and whether it queued the
+// INSERT (none when no change is a movement). It goes in the round trip of the balance updates:
+// a COPY took two round trips of its own, for the one or two rows a batch holds at moderate
+// rates (docs/BENCHMARKS.md).
+func queueMovements(b *pgx.Batch, ls []*loaded) ([]movementCounts, bool) {
 	all := make([]movementCounts, len(ls))
-	var rows [][]any
+	var c movementCols
 	for i, l := range ls {
 		counts := movementCounts{byType: map[domain.MovementType]int64{}}
 		seq := l.movementCount
-		for _, c := range l.pool.Changes() {
-			m, ok := c.(*domain.Movement)
+		for _, ch := range l.pool.Changes() {
+			m, ok := ch.(*domain.Movement)
 			if !ok {
 				continue
 			}
 			seq++
 			counts.total++
 			counts.byType[m.Type]++
-			rows = append(rows, movementRow(l.pool.ID(), seq, m))
+			c.add(l.pool.ID(), seq, m)
 		}
 		all[i] = counts
 	}
-	if len(rows) == 0 {
-		return all, nil
+	if len(c.ids) == 0 {
+		return all, false
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"movements"}, movementColumns, pgx.CopyFromRows(rows)); err != nil {
-		return all, fmt.Errorf("inserting movements of %d pools: %w", len(ls), err)
-	}
-	return all, nil
+	b.Queue(`INSERT INTO movements (id, company_id, environment, seq, type, amount, balance_before,
+            balance_after, status, tx_hash, description, payment_id, payment_amount, merchant_id,
+            merchant_name, withdrawal_id, to_address, created_at, confirmed_at, key)
+        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[],
+            $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[],
+            $14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[],
+            $20::text[])`,
+		c.ids, c.companies, c.envs, c.seqs, c.types, c.amounts, c.befores, c.afters, c.statuses, c.hashes,
+		c.descriptions, c.paymentIDs, c.paymentAmounts, c.merchantIDs, c.merchantNames, c.withdrawalIDs,
+		c.toAddresses, c.created, c.confirmed, c.keys)
+	return all, true
 }
 
-func movementRow(id domain.ID, seq int64, m *domain.Movement) []any {
+// movementCols are the columns of movements rows, one array each (NULL where a pointer is nil).
+type movementCols struct {
+	ids                                                          []pgtype.UUID
+	companies, envs, types, statuses, hashes, descriptions, keys []string
+	seqs, amounts, befores, afters                               []int64
+	paymentIDs, merchantIDs, merchantNames, withdrawalIDs        []*string
+	toAddresses                                                  []*string
+	paymentAmounts                                               []*int64
+	created, confirmed                                           []time.Time
+}
+
+func (c *movementCols) add(id domain.ID, seq int64, m *domain.Movement) {
 	var paymentID, merchantID, merchantName, withdrawalID, toAddress *string
 	var paymentAmount *int64
 	if m.Payment != nil {
@@ -509,7 +529,14 @@ func movementRow(id domain.ID, seq int64, m *domain.Movement) []any {
 	if m.Type == domain.Withdrawal {
 		withdrawalID, toAddress = &m.WithdrawalID, &m.ToAddress
 	}
-	return []any{pgtype.UUID{Bytes: m.ID, Valid: true}, id.CompanyID, id.Environment, seq, string(m.Type), m.Amount.Micros(),
-		m.BalanceBefore.Micros(), m.BalanceAfter.Micros(), string(m.Status), m.TxHash, m.Description,
-		paymentID, paymentAmount, merchantID, merchantName, withdrawalID, toAddress, m.CreatedAt, m.ConfirmedAt, m.Key}
+	c.ids = append(c.ids, pgtype.UUID{Bytes: m.ID, Valid: true})
+	c.companies, c.envs, c.seqs = append(c.companies, id.CompanyID), append(c.envs, id.Environment), append(c.seqs, seq)
+	c.types, c.amounts = append(c.types, string(m.Type)), append(c.amounts, m.Amount.Micros())
+	c.befores, c.afters = append(c.befores, m.BalanceBefore.Micros()), append(c.afters, m.BalanceAfter.Micros())
+	c.statuses, c.hashes = append(c.statuses, string(m.Status)), append(c.hashes, m.TxHash)
+	c.descriptions, c.keys = append(c.descriptions, m.Description), append(c.keys, m.Key)
+	c.paymentIDs, c.paymentAmounts = append(c.paymentIDs, paymentID), append(c.paymentAmounts, paymentAmount)
+	c.merchantIDs, c.merchantNames = append(c.merchantIDs, merchantID), append(c.merchantNames, merchantName)
+	c.withdrawalIDs, c.toAddresses = append(c.withdrawalIDs, withdrawalID), append(c.toAddresses, toAddress)
+	c.created, c.confirmed = append(c.created, m.CreatedAt), append(c.confirmed, m.ConfirmedAt)
 }
