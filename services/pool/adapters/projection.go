@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -256,10 +257,31 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// movementColumns are the columns of a movements row, in the order of the batch's rows.
-var movementColumns = []string{"id", "company_id", "environment", "seq", "type", "amount", "balance_before",
-	"balance_after", "status", "tx_hash", "description", "payment_id", "payment_amount", "merchant_id",
-	"merchant_name", "withdrawal_id", "to_address", "created_at", "confirmed_at", "key"}
+// movementTable is the columns of a movements row with their types, in the order of a
+// rebuild's rows (COPY, movementColumns) and of a live batch's arrays (insertMovements): one
+// list, so that the two writers cannot disagree.
+var movementTable = []struct{ name, typ string }{
+	{"id", "uuid"}, {"company_id", "text"}, {"environment", "text"}, {"seq", "bigint"}, {"type", "text"},
+	{"amount", "bigint"}, {"balance_before", "bigint"}, {"balance_after", "bigint"}, {"status", "text"},
+	{"tx_hash", "text"}, {"description", "text"}, {"payment_id", "text"}, {"payment_amount", "bigint"},
+	{"merchant_id", "text"}, {"merchant_name", "text"}, {"withdrawal_id", "text"}, {"to_address", "text"},
+	{"created_at", "timestamptz"}, {"confirmed_at", "timestamptz"}, {"key", "text"},
+}
+
+// movementColumns are the column names of movementTable, for COPY.
+var movementColumns, insertMovements = movementStatements()
+
+// movementStatements returns movementTable's column names and the INSERT of one array per
+// column ($1 the ids, $2 the companies, …) that a live batch queues.
+func movementStatements() (names []string, insert string) {
+	arrays := make([]string, len(movementTable))
+	for i, c := range movementTable {
+		names = append(names, c.name)
+		arrays[i] = fmt.Sprintf("$%d::%s[]", i+1, c.typ)
+	}
+	return names, "INSERT INTO movements (" + strings.Join(names, ", ") + ") SELECT * FROM unnest(" +
+		strings.Join(arrays, ", ") + ")"
+}
 
 // flushMovements COPYs the batch's movements.
 func (b *batch) flushMovements(ctx context.Context, tx pgx.Tx) error {

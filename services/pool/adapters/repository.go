@@ -494,13 +494,7 @@ func queueMovements(b *pgx.Batch, ls []*loaded) ([]movementCounts, bool) {
 	if len(c.ids) == 0 {
 		return all, false
 	}
-	b.Queue(`INSERT INTO movements (id, company_id, environment, seq, type, amount, balance_before,
-            balance_after, status, tx_hash, description, payment_id, payment_amount, merchant_id,
-            merchant_name, withdrawal_id, to_address, created_at, confirmed_at, key)
-        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[],
-            $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[],
-            $14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[],
-            $20::text[])`,
+	b.Queue(insertMovements,
 		c.ids, c.companies, c.envs, c.seqs, c.types, c.amounts, c.befores, c.afters, c.statuses, c.hashes,
 		c.descriptions, c.paymentIDs, c.paymentAmounts, c.merchantIDs, c.merchantNames, c.withdrawalIDs,
 		c.toAddresses, c.created, c.confirmed, c.keys)
