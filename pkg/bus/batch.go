@@ -23,10 +23,19 @@ type BatchHandler[T any] interface {
 	// batch to be delivered again.
 	Screen(ctx context.Context, msgs []jetstream.Msg) (verdicts []Verdict[T], err error)
 	// Apply applies the items of the messages Screen kept, in their order, in one
-	// transaction. An error that BatchOptions.IsPermanent recognises makes the consumer apply
-	// them again one at a time, so that only the item that can never be applied goes to the
-	// dead-letter stream; any other error leaves them all to be delivered again.
+	// transaction. When it fails, the consumer splits the batch (see BatchConsumer) so that
+	// only the message at fault is dead-lettered or retried.
 	Apply(ctx context.Context, items []T) error
+}
+
+// Prober is implemented by a BatchHandler that can tell whether its dependencies (its
+// database) answer. A BatchConsumer asks after an Apply failed with an error that is not
+// permanent: if they answer, the failure belongs to the messages, and the batch is split to
+// find which; if they do not, the whole batch waits for them. A handler without Probe is taken
+// to have its dependencies down on every such failure, the old behaviour: nothing is split or
+// dead-lettered for a failure that is not permanent.
+type Prober interface {
+	Probe(ctx context.Context) error
 }
 
 // Verdict is what a BatchHandler decided for one message: apply its item, acknowledge it
@@ -61,9 +70,18 @@ type BatchOptions struct {
 	MaxWait time.Duration
 	// DeadLetter stores the messages that can never be applied. Required.
 	DeadLetter DeadLetterFunc
-	// IsPermanent tells the errors of Apply that no retry can fix (default IsPermanent); an
-	// error marked with Permanent always is.
+	// IsPermanent tells more errors of Apply that no retry can fix, beside those IsPermanent
+	// knows (marked with Permanent, outside the contract, beyond the money limits, refused
+	// input), which always are.
 	IsPermanent func(error) bool
+	// MaxFailures is how many times a message may fail alone with an error that is not
+	// permanent (its dependencies answering) before it is dead-lettered as an incident
+	// (ReasonExhausted); between failures it waits RetryBackoff, doubling (default 5, which
+	// with the default backoff dead-letters it about 15 s after its first failure).
+	MaxFailures int
+	// RetryBackoff is the first wait before a message that failed alone is delivered again
+	// (default 1s); each further failure doubles it, up to 30 s.
+	RetryBackoff time.Duration
 	// Hold, when set, is asked after every fetch whether the consumer may still handle what
 	// it fetched; when it may not (a partition's lease was lost), the batch and what was
 	// fetched after it go back to JetStream at once for whoever holds it now.
@@ -90,15 +108,29 @@ type BatchOptions struct {
 // so a crash in between redelivers them; handlers make a second delivery change nothing (they
 // record what they applied in the same transaction).
 //
-// A panic in Screen or Apply is a permanent failure of the message that caused it: the batch
-// is screened or applied one message at a time and that message is dead-lettered, so a poison
-// message never stops the consumer.
+// One message never stops the others, whoever's it is. When a batch fails to apply, the
+// consumer classifies the error:
+//
+//   - permanent (IsPermanent: outside the contract, beyond the money limits, a refused input, a
+//     domain rule, a panic): the batch is split in halves, recursively, until the message at
+//     fault is alone; it is dead-lettered with its reason and the rest applied;
+//   - otherwise, it asks the handler whether its dependencies answer (Prober). If they do not,
+//     the whole batch is handed back and waits for them (never dead-lettered: an outage is not
+//     the messages' fault). If they do, the failure is the messages': the batch is split the
+//     same way, and the message that fails alone is handed back with a backoff, counted, and
+//     dead-lettered as an incident (ReasonExhausted) at its MaxFailures-th failure, so that
+//     nothing is retried for ever.
+//
+// Splitting applies the halves in order, so a batch that fails for one message costs about
+// 2·log2(size) extra transactions. Messages of a batch handed back are delivered again after a
+// delay; meanwhile later messages go on, so handlers tolerate order changes (DESIGN.md §7).
 type BatchConsumer[T any] struct {
-	fetcher *Fetcher
-	durable string
-	h       BatchHandler[T]
-	o       BatchOptions
-	log     *slog.Logger
+	fetcher  *Fetcher
+	durable  string
+	h        BatchHandler[T]
+	o        BatchOptions
+	log      *slog.Logger
+	progress *Progress
 }
 
 // NewBatchConsumer returns the BatchConsumer of the durable pull consumer c, named durable
@@ -119,12 +151,32 @@ func NewBatchConsumer[T any](c jetstream.Consumer, durable string, h BatchHandle
 	if o.IsPermanent == nil {
 		o.IsPermanent = IsPermanent
 	}
+	if o.MaxFailures <= 0 {
+		o.MaxFailures = DefaultMaxFailures
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = nakDelay
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	progress := o.Metrics.Progress(durable)
+	if progress == nil {
+		progress = newProgress(durable, nil)
+	}
 	return &BatchConsumer[T]{fetcher: &Fetcher{Consumer: c, Max: o.BatchSize, MaxWait: o.MaxWait},
-		durable: durable, h: h, o: o, log: o.Logger.With("consumer", durable)}, nil
+		durable: durable, h: h, o: o, log: o.Logger.With("consumer", durable), progress: progress}, nil
 }
+
+// DefaultMaxFailures is BatchOptions.MaxFailures' default.
+const DefaultMaxFailures = 5
+
+// maxRetryBackoff bounds the wait before a message that failed alone is delivered again.
+const maxRetryBackoff = 30 * time.Second
+
+// Progress returns the consumer's progress (shared with the other consumers of its durable in
+// the process when BatchOptions.Metrics is set): its readiness check is Progress().Stalled.
+func (c *BatchConsumer[T]) Progress() *Progress { return c.progress }
 
 // retryDelay is how long Run waits after a failed batch before fetching again (its messages
 // come back after NakDelay).
@@ -167,7 +219,7 @@ func (c *BatchConsumer[T]) Step(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	c.o.Metrics.Fetched(c.durable, len(msgs))
+	c.o.Metrics.Fetched(c.durable, len(msgs), c.progress.fetched(deliveries(msgs)))
 	if c.o.Hold != nil && !c.o.Hold() {
 		for _, m := range msgs {
 			_ = m.Nak()
@@ -211,6 +263,7 @@ func (c *BatchConsumer[T]) handle(ctx context.Context, msgs []jetstream.Msg) err
 		case v.skip:
 			_ = msgs[i].Ack()
 			c.o.Metrics.Add(c.durable, OutcomeAcked, 1)
+			c.progress.settled(deliveries(msgs[i : i+1]))
 		default:
 			todo = append(todo, kept[T]{msg: msgs[i], item: v.item})
 		}
@@ -223,34 +276,88 @@ func (c *BatchConsumer[T]) handle(ctx context.Context, msgs []jetstream.Msg) err
 	case err == nil:
 		c.ack(todo)
 		return nil
-	case !c.permanent(err):
+	case !c.permanent(err) && !c.answering(ctx):
+		// The dependencies are down: every message waits for them, none is at fault.
 		c.nak(messagesOf(todo))
 		return err
 	}
-	// An item of the batch can never be applied: apply one at a time, so that only it goes
-	// to the dead-letter stream.
-	for i, k := range todo {
-		err := c.apply(ctx, todo[i:i+1])
-		switch {
-		case err == nil:
-			c.ack(todo[i : i+1])
-		case c.permanent(err):
-			if err := c.reject(ctx, k.msg, err); err != nil {
-				c.nak(messagesOf(todo[i+1:]))
-				return err
+	return c.split(ctx, todo, err)
+}
+
+// split applies todo, whose Apply as a whole failed with err, in halves, recursively, so that
+// only the messages at fault are dead-lettered or retried and the others are applied. It
+// returns an error, having handed back what it did not settle, only when the dependencies
+// stopped answering or a dead letter could not be stored.
+func (c *BatchConsumer[T]) split(ctx context.Context, todo []kept[T], err error) error {
+	if len(todo) == 1 {
+		return c.failedAlone(ctx, todo[0], err)
+	}
+	mid := len(todo) / 2
+	for i, half := range [][]kept[T]{todo[:mid], todo[mid:]} {
+		err := c.apply(ctx, half)
+		if err == nil {
+			c.ack(half)
+			continue
+		}
+		if !c.permanent(err) && !c.answering(ctx) {
+			c.nak(messagesOf(todo[i*mid:]))
+			return err
+		}
+		if err := c.split(ctx, half, err); err != nil {
+			if i == 0 {
+				c.nak(messagesOf(todo[mid:]))
 			}
-		default:
-			c.nak(messagesOf(todo[i:]))
 			return err
 		}
 	}
 	return nil
 }
 
-// permanent tells an error no retry can fix: marked Permanent (a panic is), or one the
-// options' IsPermanent knows.
+// failedAlone settles the message of k, whose Apply alone failed with err: dead-lettered when
+// err is permanent; else, while the dependencies answer, handed back with a backoff and
+// counted, and dead-lettered as an incident at its MaxFailures-th failure.
+func (c *BatchConsumer[T]) failedAlone(ctx context.Context, k kept[T], err error) error {
+	if c.permanent(err) {
+		return c.reject(ctx, k.msg, err)
+	}
+	if !c.answering(ctx) {
+		c.nak([]jetstream.Msg{k.msg})
+		return err
+	}
+	d, _ := deliveryOf(k.msg)
+	n := c.progress.failedAlone(d, err)
+	if n >= c.o.MaxFailures {
+		return c.reject(ctx, k.msg, Exhausted(n, err))
+	}
+	delay := min(c.o.RetryBackoff<<(n-1), maxRetryBackoff)
+	c.log.Warn("message failed alone while its dependencies answer; retrying it with backoff",
+		"subject", k.msg.Subject(), "stream_seq", d.streamSeq, "failures", n, "of", c.o.MaxFailures,
+		"retry_in", delay, "err", err)
+	c.o.Metrics.Add(c.durable, OutcomeNacked, 1)
+	c.o.Metrics.Retried(c.durable)
+	_ = k.msg.NakWithDelay(delay)
+	return nil
+}
+
+// answering reports whether the handler's dependencies answer (Prober); a handler that cannot
+// tell is taken not to.
+func (c *BatchConsumer[T]) answering(ctx context.Context) bool {
+	p, ok := c.h.(Prober)
+	if !ok {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return p.Probe(pctx) == nil
+}
+
+// probeTimeout bounds a Prober's answer.
+const probeTimeout = 5 * time.Second
+
+// permanent tells an error no retry can fix: one IsPermanent knows (a panic is marked
+// Permanent), or one the options' IsPermanent knows.
 func (c *BatchConsumer[T]) permanent(err error) bool {
-	return errors.Is(err, ErrPermanent) || c.o.IsPermanent(err)
+	return IsPermanent(err) || c.o.IsPermanent(err)
 }
 
 // screen asks the handler for the batch's verdicts. If the handler panics, each message is
@@ -313,6 +420,7 @@ func (c *BatchConsumer[T]) apply(ctx context.Context, todo []kept[T]) (err error
 // again a message whose effect the handler has recorded.
 func (c *BatchConsumer[T]) ack(todo []kept[T]) {
 	c.o.Metrics.Add(c.durable, OutcomeAcked, len(todo))
+	c.progress.settled(deliveries(messagesOf(todo)))
 	var failed int
 	var last error
 	for _, k := range todo {
@@ -343,7 +451,20 @@ func (c *BatchConsumer[T]) reject(ctx context.Context, m jetstream.Msg, reason e
 	}
 	c.log.Warn("message dead-lettered", "subject", m.Subject(), "reason", reason)
 	c.o.Metrics.Add(c.durable, OutcomeDeadLettered, 1)
+	c.progress.settled(deliveries([]jetstream.Msg{m}))
 	return m.Ack()
+}
+
+// deliveries reads the deliveries of msgs (those that are not JetStream deliveries are left
+// out).
+func deliveries(msgs []jetstream.Msg) []delivery {
+	out := make([]delivery, 0, len(msgs))
+	for _, m := range msgs {
+		if d, ok := deliveryOf(m); ok {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func messagesOf[T any](todo []kept[T]) []jetstream.Msg {

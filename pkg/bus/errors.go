@@ -11,6 +11,10 @@ var (
 	// failure of the message that caused it.
 	ErrHandlerPanicked = errors.New("handler panicked")
 
+	// ErrExhausted is wrapped (Exhausted) when a message that kept failing alone, while its
+	// consumer's dependencies answered, is dead-lettered as an incident.
+	ErrExhausted = errors.New("retries exhausted")
+
 	// ErrInvalidSpec is wrapped when a ConsumerSpec is incomplete or inconsistent.
 	ErrInvalidSpec = errors.New("invalid consumer spec")
 

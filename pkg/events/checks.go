@@ -49,6 +49,7 @@ var amountRules = map[sign]string{
 	positive: "amount > 0",
 	signed:   "signed amount",
 	negative: "amount < 0",
+	balance:  "balance",
 }
 
 // amount returns the check of a USDC decimal string of the given sign.

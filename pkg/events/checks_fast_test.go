@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,6 +83,15 @@ func refCheckAmount(v string, want sign) string {
 	case want == negative && (!neg || micros == 0):
 		return fmt.Sprintf("%q must be negative", v)
 	}
+	// The limits, compared as decimal numbers of whole USDC and decimals.
+	magnitude := new(big.Rat)
+	magnitude.SetString(body)
+	switch {
+	case want == balance && magnitude.Cmp(big.NewRat(1_000_000_000_000, 1)) > 0:
+		return fmt.Sprintf("%q is beyond the balance limit of ±1000000000000.00", v)
+	case want != balance && magnitude.Cmp(big.NewRat(1_000_000_000, 1)) > 0:
+		return fmt.Sprintf("%q is above the maximum amount of 1000000000.00", v)
+	}
 	return ""
 }
 
@@ -116,6 +126,7 @@ var checkPairs = []checkPair{
 	{"checkAmount(positive)", func(v string) string { return checkAmount(v, positive) }, func(v string) string { return refCheckAmount(v, positive) }},
 	{"checkAmount(signed)", func(v string) string { return checkAmount(v, signed) }, func(v string) string { return refCheckAmount(v, signed) }},
 	{"checkAmount(negative)", func(v string) string { return checkAmount(v, negative) }, func(v string) string { return refCheckAmount(v, negative) }},
+	{"checkAmount(balance)", func(v string) string { return checkAmount(v, balance) }, func(v string) string { return refCheckAmount(v, balance) }},
 }
 
 // handPicked are the edge cases of the checks: UUID shapes, spaces and controls of every kind,
@@ -141,6 +152,8 @@ var handPicked = []string{
 	"9223372036854.775808", "-9223372036854.775808", "-9223372036854.775809",
 	"9999999999999", "99999999999999", "99999999999999999999", "18446744073709.551615",
 	"18446744073709.551616", "1٣", "12.5\n", " 12.50",
+	"1000000000", "1000000000.00", "1000000000.000001", "-1000000000", "-1000000000.000001", "999999999.999999",
+	"1000000000000", "1000000000000.000001", "-1000000000000", "-1000000000000.000001", "999999999999.999999",
 	strings.Repeat("x", maxTokenLen), strings.Repeat("x", maxTokenLen+1),
 	strings.Repeat("X", maxTokenLen), strings.Repeat("X", maxTokenLen+1),
 	strings.Repeat("x", maxTokenLen-1) + " ", strings.Repeat("é", maxTokenLen/2), strings.Repeat("é", maxTokenLen/2+1),
@@ -219,7 +232,7 @@ func FuzzAmountCheck(f *testing.F) {
 		f.Add(v, uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, v string, s uint8) {
-		want := sign(s % 4)
+		want := sign(s % 5)
 		if got, ref := checkAmount(v, want), refCheckAmount(v, want); got != ref {
 			t.Errorf("checkAmount(%q, %d) = %q, reference %q", v, want, got, ref)
 		}

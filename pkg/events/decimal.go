@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/payplat/platform/pkg/money"
 )
 
 // usdcDecimals is the number of decimals of USDC.
@@ -17,6 +19,7 @@ const (
 	positive             // no sign; greater than zero
 	signed               // optional leading '-'
 	negative             // leading '-' required; less than zero
+	balance              // optional leading '-'; a balance, bounded by money.MaxBalance
 )
 
 // checkAmount returns why v is not a USDC decimal string of the given sign, or "".
@@ -44,6 +47,15 @@ func checkAmount(v string, want sign) string {
 		return fmt.Sprintf("%q must be greater than zero", v)
 	case want == negative && (!neg || micros == 0):
 		return fmt.Sprintf("%q must be negative", v)
+	}
+	// The platform's limits (pkg/money): an operation's amount at most money.MaxAmount, a
+	// balance within ±money.MaxBalance. Beyond them no consumer could apply the event.
+	if want == balance {
+		if micros > uint64(money.MaxBalance.Micros()) {
+			return fmt.Sprintf("%q is beyond the balance limit of ±%s", v, money.MaxBalance)
+		}
+	} else if micros > uint64(money.MaxAmount.Micros()) {
+		return fmt.Sprintf("%q is above the maximum amount of %s", v, money.MaxAmount)
 	}
 	return ""
 }

@@ -58,25 +58,25 @@ var rules = map[string]messageRules{
 	}},
 	TypeMerchantLedgerEntryRecorded: {fields: []fieldRule{
 		req("entry_id", token), req("merchant_id", token), req("type", upperToken),
-		req("amount", amount(signed)), req("balance_before", amount(signed)), req("balance_after", amount(signed)),
+		req("amount", amount(signed)), req("balance_before", amount(balance)), req("balance_after", amount(balance)),
 		opt("payment_id", token), opt("tx_hash", token), req("status", ledgerStatus),
 		opt("description", text), req("created_at", timestamp),
 	}},
 
 	TypePoolDepositReceived: {fields: []fieldRule{
 		req("company_id", token), req("amount", amount(positive)), req("tx_hash", token),
-		req("balance_before", amount(signed)), req("balance_after", amount(signed)),
+		req("balance_before", amount(balance)), req("balance_after", amount(balance)),
 		req("currency", currency), req("timestamp", timestamp),
 		opt("confirmed_at", timestamp), opt("description", text),
 	}, cross: []crossRule{companyMatchesMeta}},
 	TypePoolWithdrawalCompleted: {fields: []fieldRule{
 		req("withdrawal_id", token), req("company_id", token), req("amount", amount(positive)),
 		req("to_address", token), req("tx_hash", token),
-		req("balance_before", amount(signed)), req("balance_after", amount(signed)),
+		req("balance_before", amount(balance)), req("balance_after", amount(balance)),
 		req("currency", currency), req("timestamp", timestamp), opt("confirmed_at", timestamp),
 	}, cross: []crossRule{companyMatchesMeta}},
 	TypePoolLowBalance: {fields: []fieldRule{
-		req("company_id", token), req("balance", amount(signed)), req("threshold", amount(unsigned)),
+		req("company_id", token), req("balance", amount(balance)), req("threshold", amount(unsigned)),
 		req("currency", currency), req("timestamp", timestamp),
 	}, cross: []crossRule{companyMatchesMeta}},
 	TypePoolDebited:  {fields: poolMovementFields(negative), cross: []crossRule{confirmedAtWhenConfirmed}},
@@ -173,7 +173,7 @@ func poolMovementFields(amountSign sign) []fieldRule {
 	return []fieldRule{
 		req("movement_id", token), req("payment_id", token), req("merchant_id", token),
 		opt("merchant_name", text), req("amount", amount(amountSign)),
-		req("balance_before", amount(signed)), req("balance_after", amount(signed)),
+		req("balance_before", amount(balance)), req("balance_after", amount(balance)),
 		opt("tx_hash", token), req("status", poolTxStatus), opt("description", text),
 		req("created_at", timestamp), opt("confirmed_at", timestamp),
 	}

@@ -75,6 +75,9 @@ type streamHandler struct {
 	projector Projector
 }
 
+// Probe implements bus.Prober: the projection's database answers.
+func (h *streamHandler) Probe(ctx context.Context) error { return h.db.Ping(ctx) }
+
 // Screen decodes each message into an Event; one that cannot be decoded is rejected.
 func (h *streamHandler) Screen(_ context.Context, msgs []jetstream.Msg) ([]bus.Verdict[Event], error) {
 	out := make([]bus.Verdict[Event], len(msgs))

@@ -159,9 +159,13 @@ func lockMerchant(ctx context.Context, tx pgx.Tx, p domain.Principal, merchantID
 	}
 	m := domain.PaymentMerchant{ID: id.String()}
 	// The merchant service's function takes the share lock: the gateway may only read its tables.
-	err = tx.QueryRow(ctx, `SELECT name, wallet_address, status FROM merchant.lock_merchant_for_payment($1, $2, $3)`,
+	// The balances of the merchant and of the company's pool come with it, for the admission's
+	// check of the balance limits (a pool without a row is at 0.00).
+	err = tx.QueryRow(ctx, `SELECT l.name, l.wallet_address, l.status, m.balance_micros,
+            COALESCE((SELECT b.balance FROM pool.balances b WHERE b.company_id = $2 AND b.environment = $3), 0)
+        FROM merchant.lock_merchant_for_payment($1, $2, $3) l, merchant.merchants m WHERE m.id = $1`,
 		pgtype.UUID{Bytes: id, Valid: true}, p.CompanyID.String(), string(p.Environment)).
-		Scan(&m.Name, &m.WalletAddress, &m.Status)
+		Scan(&m.Name, &m.WalletAddress, &m.Status, &m.Balance, &m.PoolBalance)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return m, domain.ErrNotFound

@@ -81,6 +81,9 @@ func NewPaymentRequest(merchantID string, amount *string, expiresInSeconds *int6
 	if err != nil || !a.IsPositive() {
 		return PaymentRequest{}, validation.Invalid("amount", "must be a positive USDC amount with at most 6 decimals, for example \"12.50\"")
 	}
+	if money.CheckAmount(a) != nil {
+		return PaymentRequest{}, validation.Invalid("amount", AboveMaxAmount)
+	}
 	req.Amount = a.String()
 	if expiresInSeconds != nil {
 		if *expiresInSeconds < int64(PaymentMinExpiry/time.Second) || *expiresInSeconds > int64(PaymentMaxExpiry/time.Second) {
@@ -91,12 +94,38 @@ func NewPaymentRequest(merchantID string, amount *string, expiresInSeconds *int6
 	return req, nil
 }
 
-// PaymentMerchant is the merchant a payment is for, as its admission found it.
+// PaymentMerchant is the merchant a payment is for, as its admission found it, with its balance
+// and the balance of its company's pool.
 type PaymentMerchant struct {
 	ID            string
 	Name          string
 	WalletAddress string
 	Status        string
+	Balance       money.Amount
+	PoolBalance   money.Amount
+}
+
+// Within returns a validation error naming amount when a payment of req would take the
+// merchant's balance or the pool's past the platform's balance limit (±money.MaxBalance): the
+// merchant ledger and the pool would refuse its confirmation. Checked at admission, so that
+// the partner is told at once instead of the payment being set aside for an operator; a payment
+// that passes here but loses a race to the limit is set aside by the consumer that cannot apply
+// it (docs/RELIABILITY.md, "Limits").
+func (m PaymentMerchant) Within(req PaymentRequest) error {
+	a, err := money.Parse(req.Amount)
+	if err != nil {
+		return validation.Invalid("amount", err.Error())
+	}
+	if _, err := money.Move(m.Balance, a); err != nil {
+		return validation.Invalid("amount", "would take the merchant's balance past the platform's limit of "+
+			money.MaxBalance.String()+" USDC")
+	}
+	neg, _ := a.Neg()
+	if _, err := money.Move(m.PoolBalance, neg); err != nil {
+		return validation.Invalid("amount", "would take the pool's balance past the platform's limit of -"+
+			money.MaxBalance.String()+" USDC")
+	}
+	return nil
 }
 
 // Payable returns ErrMerchantNotActive unless the merchant is ACTIVE: only an ACTIVE merchant
@@ -147,3 +176,7 @@ type PaymentEvent struct {
 	// ExplorerURL shows the transaction on a block explorer (confirmed only).
 	ExplorerURL string
 }
+
+// AboveMaxAmount is the message of an amount above the platform's maximum for one operation
+// (money.MaxAmount): a payment, a deposit or a low-balance threshold.
+var AboveMaxAmount = "must be at most " + money.MaxAmount.String() + " USDC, the largest amount of one operation"

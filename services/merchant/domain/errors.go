@@ -18,4 +18,8 @@ var (
 	// ErrDuplicateEntry: a ledger entry with the same source (payment id, tx hash, withdrawal
 	// id) is already recorded.
 	ErrDuplicateEntry = errors.New("ledger entry already recorded")
+	// ErrLimit: a ledger entry beyond the platform's limits (an amount above money.MaxAmount, or
+	// a balance that would pass ±money.MaxBalance; it wraps the money error that says which).
+	// No retry can fix it.
+	ErrLimit = errors.New("ledger entry beyond the platform's limits")
 )

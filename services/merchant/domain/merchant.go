@@ -162,9 +162,11 @@ func (m *Merchant) RecordEntry(e NewEntry, now time.Time) (LedgerEntryRecorded, 
 	if err := e.validate(); err != nil {
 		return LedgerEntryRecorded{}, err
 	}
-	after, err := m.balance.Add(e.Amount)
+	// The platform's limits (money.MaxAmount, money.MaxBalance): an entry beyond them is
+	// refused before anything is written, and no retry can change that.
+	after, err := money.Move(m.balance, e.Amount)
 	if err != nil {
-		return LedgerEntryRecorded{}, fmt.Errorf("ledger entry of %s: %w", e.Amount, err)
+		return LedgerEntryRecorded{}, fmt.Errorf("%w: ledger entry of %s: %w", ErrLimit, e.Amount, err)
 	}
 	return LedgerEntryRecorded{EntryID: e.ID, MerchantID: m.id, Type: e.Type, Amount: e.Amount,
 		BalanceBefore: m.balance, BalanceAfter: after, PaymentID: e.PaymentID, TxHash: e.TxHash,

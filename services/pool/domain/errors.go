@@ -9,8 +9,9 @@ var (
 	// ErrInvalidAmount reports a movement amount that is not strictly positive, or a threshold
 	// that is negative.
 	ErrInvalidAmount = errors.New("invalid amount")
-	// ErrAmountOutOfRange reports a movement that would take the balance outside the range of
-	// micro-USDC an int64 holds. No retry can fix it.
+	// ErrAmountOutOfRange reports a movement or a threshold beyond the platform's limits: an
+	// amount above money.MaxAmount, or a balance that would pass ±money.MaxBalance (it wraps
+	// the money error that says which). No retry can fix it.
 	ErrAmountOutOfRange = errors.New("amount out of range")
 	// ErrTestModeOnly reports an operation allowed only in the test environment.
 	ErrTestModeOnly = errors.New("only available in the test environment")

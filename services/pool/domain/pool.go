@@ -105,9 +105,12 @@ func (p *Pool) Record(f Fact, id uuid.UUID, now time.Time) (*Movement, error) {
 		}
 		signed = neg
 	}
-	after, err := p.balance.Add(signed)
+	// The platform's limits (money.MaxAmount, money.MaxBalance): a fact beyond them is refused
+	// here, before anything is written, the same way whether it came over the bus or from a
+	// command, and no retry can change that.
+	after, err := money.Move(p.balance, signed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAmountOutOfRange, err)
+		return nil, fmt.Errorf("%w: %s of %s: %w", ErrAmountOutOfRange, f.Type, f.Amount, err)
 	}
 	m := &Movement{
 		ID: id, Type: f.Type, Key: f.Key, Amount: signed, BalanceBefore: p.balance, BalanceAfter: after,
@@ -129,6 +132,9 @@ func (p *Pool) Record(f Fact, id uuid.UUID, now time.Time) (*Movement, error) {
 func (p *Pool) ChangeSettings(s Settings, now time.Time, cause Cause) (bool, error) {
 	if s.LowThreshold.IsNegative() {
 		return false, fmt.Errorf("%w: low threshold %s must not be negative", ErrInvalidAmount, s.LowThreshold)
+	}
+	if err := money.CheckAmount(s.LowThreshold); err != nil {
+		return false, fmt.Errorf("%w: low threshold %w", ErrAmountOutOfRange, err)
 	}
 	if s == p.settings {
 		return false, nil

@@ -58,18 +58,35 @@ func TestRecordSignsAndChains(t *testing.T) {
 	}
 }
 
-func TestRecordRefusesAZeroAmountAndABalanceOverflow(t *testing.T) {
+func TestRecordRefusesAZeroAmountAndAmountsBeyondTheLimits(t *testing.T) {
 	p := domain.New(id)
 	if _, err := p.Record(domain.Fact{Type: domain.Deposit, Amount: money.Amount{}}, uuid.New(), time.Now()); !errors.Is(err, domain.ErrInvalidAmount) {
 		t.Fatalf("zero amount: %v", err)
 	}
-	huge := domain.Fact{Type: domain.Deposit, Key: "a", Amount: money.FromMicros(1 << 62)}
-	if _, err := p.Record(huge, uuid.New(), time.Now()); err != nil {
-		t.Fatal(err)
+	largest := domain.Fact{Type: domain.Deposit, Key: "a", Amount: money.MaxAmount}
+	if _, err := p.Record(largest, uuid.New(), time.Now()); err != nil {
+		t.Fatalf("the largest amount: %v", err)
 	}
-	huge.Key = "b"
-	if _, err := p.Record(huge, uuid.New(), time.Now()); !errors.Is(err, domain.ErrAmountOutOfRange) {
-		t.Fatalf("overflow: %v", err)
+	tooLarge := domain.Fact{Type: domain.Deposit, Key: "b", Amount: money.FromMicros(money.MaxAmount.Micros() + 1)}
+	if _, err := p.Record(tooLarge, uuid.New(), time.Now()); !errors.Is(err, domain.ErrAmountOutOfRange) || !errors.Is(err, money.ErrAboveMaxAmount) {
+		t.Fatalf("an amount above the maximum: %v", err)
+	}
+	// At the balance limit, one more micro-USDC either way is refused and changes nothing.
+	for _, tc := range []struct {
+		balance money.Amount
+		fact    domain.Fact
+	}{
+		{money.MaxBalance, domain.Fact{Type: domain.Deposit, Key: "c", Amount: money.FromMicros(1)}},
+		{money.FromMicros(-money.MaxBalance.Micros()), domain.Fact{Type: domain.Debit, Key: "d", Amount: money.FromMicros(1),
+			Payment: &domain.PaymentRef{PaymentID: "pay_1", MerchantID: "m"}}},
+	} {
+		full := domain.Restore(id, tc.balance, domain.DefaultSettings(), 7)
+		if _, err := full.Record(tc.fact, uuid.New(), time.Now()); !errors.Is(err, domain.ErrAmountOutOfRange) || !errors.Is(err, money.ErrBalanceLimit) {
+			t.Fatalf("%s at balance %s: %v", tc.fact.Type, tc.balance, err)
+		}
+		if full.Balance() != tc.balance || full.Version() != 7 || len(full.Changes()) != 0 {
+			t.Fatalf("a refused %s changed the pool: balance %s, version %d, %d changes", tc.fact.Type, full.Balance(), full.Version(), len(full.Changes()))
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/payplat/platform/pkg/money"
 	"github.com/payplat/platform/pkg/natsx"
 	"github.com/payplat/platform/pkg/pg"
 	"github.com/payplat/platform/pkg/validation"
@@ -74,8 +75,12 @@ func toAPIError(err error) (*api.Error, bool) {
 	switch {
 	case errors.As(err, &ve):
 		return &api.Error{Code: api.CodeValidation, Message: ve.Message, Field: ve.Field}, false
+	case errors.Is(err, money.ErrBalanceLimit):
+		return &api.Error{Code: api.CodeValidation, Field: "amount",
+			Message: "would take the pool's balance past the platform's limit of " + money.MaxBalance.String() + " USDC"}, false
 	case errors.Is(err, domain.ErrInvalidAmount), errors.Is(err, domain.ErrAmountOutOfRange):
-		return &api.Error{Code: api.CodeValidation, Message: err.Error()}, false
+		return &api.Error{Code: api.CodeValidation, Field: "amount",
+			Message: "must be a USDC amount greater than zero and at most " + money.MaxAmount.String()}, false
 	case errors.Is(err, domain.ErrTestModeOnly):
 		return &api.Error{Code: api.CodeTestModeOnly, Message: "only available with test keys"}, false
 	case errors.Is(err, context.DeadlineExceeded) || pg.Unavailable(err):

@@ -103,6 +103,9 @@ func (h *factHandler) Screen(ctx context.Context, msgs []jetstream.Msg) ([]bus.V
 	return out, nil
 }
 
+// Probe implements bus.Prober: the pool's database answers.
+func (h *factHandler) Probe(ctx context.Context) error { return h.repo.DB().Ping(ctx) }
+
 // Apply records the facts in one transaction.
 func (h *factHandler) Apply(ctx context.Context, items []item) error {
 	return h.record.Handle(ctx, command.RecordFacts{Facts: items})

@@ -240,7 +240,7 @@ func (in *Intake) apply(ctx context.Context, r *reading, msgs []jetstream.Msg) (
 	if len(msgs) == 0 {
 		return false, in.store(ctx, r)
 	}
-	in.cfg.Metrics.Fetched(in.name, len(msgs))
+	in.cfg.Metrics.Fetched(in.name, len(msgs), 0)
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
 	defer cancel()
 	mine, seqs, last, err := in.pick(r, msgs)

@@ -164,6 +164,9 @@ func (c paymentCreation) admit(ctx context.Context, cmd NewPayment, events payme
 		if err != nil {
 			return err
 		}
+		if err := m.Within(req); err != nil {
+			return err
+		}
 		adm.id = paymentID(cmd)
 		evs := events(cmd, m, adm.id, req)
 		// Every event is checked before the first is published: an invalid one publishes nothing.

@@ -69,9 +69,13 @@ func (h SimulatePoolDepositHandler) Handle(ctx context.Context, cmd SimulatePool
 	if cmd.Amount == nil {
 		return domain.PoolDeposit{}, validation.Invalid("amount", "is required")
 	}
-	if a, err := money.Parse(*cmd.Amount); err != nil || !a.IsPositive() {
+	a, err := money.Parse(*cmd.Amount)
+	if err != nil || !a.IsPositive() {
 		return domain.PoolDeposit{}, validation.Invalid("amount",
 			`must be a USDC amount greater than 0 with at most 6 decimals, as a string ("100.00")`)
+	}
+	if money.CheckAmount(a) != nil {
+		return domain.PoolDeposit{}, validation.Invalid("amount", domain.AboveMaxAmount)
 	}
 	return h.pool.SimulateDeposit(ctx, cmd.Principal.CompanyID, cmd.Principal.Environment, *cmd.Amount,
 		depositCommandID(cmd.Caller, cmd.IdempotencyKey), cmd.RequestID)

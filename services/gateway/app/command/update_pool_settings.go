@@ -51,6 +51,9 @@ func (h UpdatePoolSettingsHandler) Handle(ctx context.Context, cmd UpdatePoolSet
 			return domain.PoolBalance{}, validation.Invalid("low_threshold",
 				`must be a USDC amount of 0 or more with at most 6 decimals, as a string ("100.00")`)
 		}
+		if money.CheckAmount(a) != nil {
+			return domain.PoolBalance{}, validation.Invalid("low_threshold", domain.AboveMaxAmount)
+		}
 		u.LowThreshold = &a
 	}
 	return h.pool.UpdateSettings(ctx, cmd.Principal.CompanyID, cmd.Principal.Environment, u, cmd.RequestID)

@@ -61,6 +61,9 @@ func (h SimulateDepositHandler) Handle(ctx context.Context, cmd SimulateDeposit)
 		return SimulatedDeposit{}, validation.Invalid("amount",
 			"must be a USDC amount greater than zero with at most 6 decimals, e.g. \"100.00\"")
 	}
+	if money.CheckAmount(amount) != nil {
+		return SimulatedDeposit{}, validation.Invalid("amount", "must be at most "+money.MaxAmount.String()+" USDC, the largest amount of one operation")
+	}
 	txHash := simulatedTxHash(id, cmd.RequestID)
 	correlation := cmd.CorrelationID
 	if correlation == "" {

@@ -49,6 +49,9 @@ func (h UpdateSettingsHandler) Handle(ctx context.Context, cmd UpdateSettings) (
 			return api.Balance{}, validation.Invalid("low_threshold",
 				"must be a non-negative USDC amount with at most 6 decimals, e.g. \"100.00\"")
 		}
+		if money.CheckAmount(a) != nil {
+			return api.Balance{}, validation.Invalid("low_threshold", "must be at most "+money.MaxAmount.String()+" USDC, the largest amount of one operation")
+		}
 		threshold = &a
 	}
 	var after api.Balance
