@@ -54,6 +54,9 @@ type Config struct {
 	// see projection.PruneOptions).
 	ProjectionPruneInterval    time.Duration `env:"PROJECTION_PRUNE_INTERVAL" envDefault:"5m"`
 	ProjectionAppliedRetention time.Duration `env:"PROJECTION_APPLIED_RETENTION" envDefault:"1h"`
+	// ConsumerStallAfter is how long a stream consumer with messages to apply may go without
+	// settling one before /readyz reports it stalled (CONSUMER_STALL_AFTER; bus.Progress).
+	ConsumerStallAfter time.Duration `env:"CONSUMER_STALL_AFTER" envDefault:"60s"`
 }
 
 // Options describe one service.

@@ -159,6 +159,7 @@ func startLedger(ctx context.Context, rt *svc.Runtime, repo *adapters.Repository
 			return err
 		}
 		rt.Go(spec.Durable, runner.Run)
+		rt.WatchConsumer(spec.Durable, runner.Progress())
 		pruner, err := projection.NewPruner(rt.DB, consumer, spec.Durable, rt.PruneOptions())
 		if err != nil {
 			return err

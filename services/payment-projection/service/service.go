@@ -91,6 +91,7 @@ func start(ctx context.Context, rt *svc.Runtime, cfg Config) error {
 		}
 		rt.Go(fmt.Sprintf("projection-%d", i), runner.Run)
 	}
+	rt.WatchConsumer(Durable, metrics.Progress(Durable))
 	pruner, err := projection.NewPruner(rt.DB, consumer, ports.ProjectorName, rt.PruneOptions())
 	if err != nil {
 		return err

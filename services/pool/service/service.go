@@ -82,6 +82,7 @@ func start(ctx context.Context, rt *svc.Runtime, t Config) error {
 			return err
 		}
 		rt.Go(spec.Durable, consumer.Run)
+		rt.WatchConsumer(spec.Durable, consumer.Progress())
 	}
 	srv, err := ports.StartCommandServer(ctx, rt.NC, ports.Application{
 		UpdateSettings:  command.NewUpdateSettingsHandler(repo),

@@ -86,6 +86,14 @@ type IntakeConfig struct {
 	Metrics    *bus.ConsumerMetrics
 	// BatchSize bounds the messages applied at once (default 100).
 	BatchSize int
+	// Probe tells whether the database answers, after a batch's deliveries failed to be
+	// created: if it does, the failure is one event's and the batch is created one event at a
+	// time, so that only that event is retried and set aside (see createEach). Without it,
+	// every failure is taken for an outage and the batch read again, as before.
+	Probe func(ctx context.Context) error
+	// MaxFailures is how many times one event's deliveries may fail to be created alone
+	// before the event is dead-lettered (default bus.DefaultMaxFailures).
+	MaxFailures int
 }
 
 // Intake reads one event stream for the partitions this dispatcher holds, with an ordered
@@ -104,6 +112,9 @@ type Intake struct {
 	// backTo, once set by a read that found the stream behind it, is the last sequence the
 	// stream holds, to which the next read moves back the positions above it.
 	backTo *uint64
+	// failures counts, by stream sequence, the events whose deliveries failed to be created
+	// alone while the database answered (createEach).
+	failures map[uint64]int
 }
 
 // NewIntake returns the Intake of cfg.Stream.
@@ -111,8 +122,11 @@ func NewIntake(cfg IntakeConfig) *Intake {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 100
 	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = bus.DefaultMaxFailures
+	}
 	name := durablePrefix + strings.ToLower(cfg.Stream)
-	return &Intake{cfg: cfg, name: name, log: cfg.Log.With("intake", cfg.Stream)}
+	return &Intake{cfg: cfg, name: name, log: cfg.Log.With("intake", cfg.Stream), failures: map[uint64]int{}}
 }
 
 // intakeRetry is how long an intake waits after a failed read; batchTimeout bounds the
@@ -252,6 +266,7 @@ func (in *Intake) apply(ctx context.Context, r *reading, msgs []jetstream.Msg) (
 		return false, err
 	}
 	var news []domain.NewDelivery
+	var from []int // the index in mine of each of news
 	rejected := false
 	for i, v := range verdicts {
 		switch {
@@ -264,6 +279,7 @@ func (in *Intake) apply(ctx context.Context, r *reading, msgs []jetstream.Msg) (
 			in.cfg.Metrics.Add(in.name, bus.OutcomeDeadLettered, 1)
 		case v.news != nil:
 			news = append(news, *v.news)
+			from = append(from, i)
 		}
 	}
 	for _, p := range r.parts {
@@ -276,20 +292,89 @@ func (in *Intake) apply(ctx context.Context, r *reading, msgs []jetstream.Msg) (
 	}
 	claims, err := in.cfg.Dispatcher.Create(hctx, news, domain.Advance{Member: in.cfg.Member, Stream: in.cfg.Stream,
 		Partitions: r.parts, Seq: last})
+	if err != nil && len(news) > 0 && !errors.Is(err, domain.ErrPartitionLost) && in.answering(hctx) {
+		claims, err = in.createEach(hctx, r, news, from, mine, seqs, last, err)
+	}
 	if err != nil {
 		return false, err
 	}
 	r.stored, r.pending = time.Now(), false
 	in.cfg.Metrics.Add(in.name, bus.OutcomeAcked, len(msgs))
+	in.enqueue(hctx, claims)
+	return false, nil
+}
+
+// createEach creates the deliveries of a batch whose creation as a whole failed with err while
+// the database answered: one event at a time, in stream order, each with the position of its
+// message, so that one event that can never be stored (whatever the cause) does not stop every
+// company's webhooks. An event whose creation fails alone is read again (the read starts over
+// from the stored positions, which include the events created before it) up to MaxFailures
+// times, then dead-lettered with the reason; an error that is permanent (bus.IsPermanent)
+// dead-letters it at once. It returns an error, with what was created committed, when the read
+// must start over.
+func (in *Intake) createEach(ctx context.Context, r *reading, news []domain.NewDelivery, from []int,
+	mine []jetstream.Msg, seqs []uint64, last uint64, err error) ([]domain.Claim, error) {
+	in.log.Warn("creating a batch's deliveries failed while the database answers; creating them one event at a time",
+		"events", len(news), "err", err)
+	var claims []domain.Claim
+	for j, n := range news {
+		i := from[j]
+		c, err := in.cfg.Dispatcher.Create(ctx, []domain.NewDelivery{n}, domain.Advance{Member: in.cfg.Member,
+			Stream: in.cfg.Stream, Partitions: r.parts, Seq: seqs[i]})
+		if err == nil {
+			delete(in.failures, seqs[i])
+			claims = append(claims, c...)
+			continue
+		}
+		if errors.Is(err, domain.ErrPartitionLost) || !in.answering(ctx) {
+			in.enqueue(ctx, claims)
+			return nil, err
+		}
+		in.failures[seqs[i]]++
+		failures := in.failures[seqs[i]]
+		if !bus.IsPermanent(err) && failures < in.cfg.MaxFailures {
+			in.enqueue(ctx, claims)
+			return nil, fmt.Errorf("creating the deliveries of %s %d (failure %d of %d): %w",
+				in.cfg.Stream, seqs[i], failures, in.cfg.MaxFailures, err)
+		}
+		reason := err
+		if !bus.IsPermanent(err) {
+			reason = bus.Exhausted(failures, err)
+		}
+		if err := deadLetter(ctx, in.cfg.DeadLetter, mine[i], reason); err != nil {
+			in.enqueue(ctx, claims)
+			return nil, fmt.Errorf("dead-lettering %s %d: %w", in.cfg.Stream, seqs[i], err)
+		}
+		delete(in.failures, seqs[i])
+		in.log.Warn("message dead-lettered", "subject", mine[i].Subject(), "seq", seqs[i], "reason", reason)
+		in.cfg.Metrics.Add(in.name, bus.OutcomeDeadLettered, 1)
+	}
+	// The positions past the last event (messages that made no delivery).
+	c, err := in.cfg.Dispatcher.Create(ctx, nil, domain.Advance{Member: in.cfg.Member, Stream: in.cfg.Stream,
+		Partitions: r.parts, Seq: last})
+	return append(claims, c...), err
+}
+
+// enqueue hands claims created before a failure to their partitions' lanes.
+func (in *Intake) enqueue(ctx context.Context, claims []domain.Claim) {
 	byPartition := map[int][]domain.Claim{}
 	for _, c := range claims {
 		p := PartitionOf(c.CompanyID, in.cfg.Held.n)
 		byPartition[p] = append(byPartition[p], c)
 	}
 	for p, cs := range byPartition {
-		in.cfg.Dispatcher.EnqueueFrom(hctx, p, cs)
+		in.cfg.Dispatcher.EnqueueFrom(ctx, p, cs)
 	}
-	return false, nil
+}
+
+// answering reports whether the database answers (IntakeConfig.Probe); without a probe, no.
+func (in *Intake) answering(ctx context.Context) bool {
+	if in.cfg.Probe == nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return in.cfg.Probe(pctx) == nil
 }
 
 // store stores the positions the read has moved without storing them, if any.

@@ -139,7 +139,7 @@ func startConsumers(ctx context.Context, rt *svc.Runtime, d *app.Dispatcher, par
 	member := memberName()
 	held := ports.NewHeld(partitions)
 	for _, in := range ports.IntakesFor(ports.IntakeConfig{JS: rt.JS, Held: held, Positions: store, Dispatcher: d,
-		DeadLetter: dl, Member: member, Log: rt.Log, Metrics: metrics}) {
+		DeadLetter: dl, Member: member, Log: rt.Log, Metrics: metrics, Probe: rt.DB.Ping}) {
 		rt.Go("intake", in.Run)
 	}
 	a := app.NewAssigner(store, member, app.AssignerConfig{Partitions: partitions, Consume: held.Consume,
