@@ -997,9 +997,9 @@ func (e OnSessionKeyRevokedParamsUserAgent) Valid() bool {
 // Examples: 0.00, 12.50, 0.123456, -25.00
 type Amount = string
 
-// AmountInput A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros.
+// AmountInput A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, and at most `1000000000.00` (one billion USDC, the largest amount of one operation: a payment, a deposit, a low-balance threshold). Anything above is refused with 400 `VALIDATION_ERROR` naming the field.
 //
-// Examples: 12.50, 100, 0.000001
+// Examples: 12.50, 100, 0.000001, 1000000000.00
 type AmountInput = string
 
 // Company defines model for Company.
@@ -1293,6 +1293,11 @@ type PoolTransactionPage struct {
 
 // PoolTransactionType defines model for PoolTransactionType.
 type PoolTransactionType string
+
+// PositiveAmountInput An AmountInput greater than zero: a USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, from `0.000001` to `1000000000.00` (the largest amount of one operation). Anything else is refused with 400 `VALIDATION_ERROR` naming the field.
+//
+// Examples: 12.50, 100, 0.000001, 1000000000.00
+type PositiveAmountInput = string
 
 // Readiness defines model for Readiness.
 type Readiness struct {
@@ -1847,12 +1852,12 @@ type DashboardSetMerchantStatusJSONBodyStatus string
 
 // SimulatePaymentJSONBody defines parameters for SimulatePayment.
 type SimulatePaymentJSONBody struct {
-	// Amount A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros.
+	// Amount An AmountInput greater than zero: a USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, from `0.000001` to `1000000000.00` (the largest amount of one operation). Anything else is refused with 400 `VALIDATION_ERROR` naming the field.
 	//
-	// Examples: 12.50, 100, 0.000001
-	Amount           AmountInput `json:"amount"`
-	ExpiresInSeconds *int        `json:"expires_in_seconds,omitempty"`
-	MerchantId       string      `json:"merchant_id"`
+	// Examples: 12.50, 100, 0.000001, 1000000000.00
+	Amount           PositiveAmountInput `json:"amount"`
+	ExpiresInSeconds *int                `json:"expires_in_seconds,omitempty"`
+	MerchantId       string              `json:"merchant_id"`
 }
 
 // SimulatePaymentParams defines parameters for SimulatePayment.
@@ -1865,18 +1870,18 @@ type SimulatePaymentParams struct {
 type UpdatePoolSettingsJSONBody struct {
 	AutoTopUpEnabled *bool `json:"auto_top_up_enabled,omitempty"`
 
-	// LowThreshold A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros.
+	// LowThreshold A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, and at most `1000000000.00` (one billion USDC, the largest amount of one operation: a payment, a deposit, a low-balance threshold). Anything above is refused with 400 `VALIDATION_ERROR` naming the field.
 	//
-	// Examples: 12.50, 100, 0.000001
+	// Examples: 12.50, 100, 0.000001, 1000000000.00
 	LowThreshold *AmountInput `json:"low_threshold,omitempty"`
 }
 
 // SimulatePoolDepositJSONBody defines parameters for SimulatePoolDeposit.
 type SimulatePoolDepositJSONBody struct {
-	// Amount A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros.
+	// Amount An AmountInput greater than zero: a USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, from `0.000001` to `1000000000.00` (the largest amount of one operation). Anything else is refused with 400 `VALIDATION_ERROR` naming the field.
 	//
-	// Examples: 12.50, 100, 0.000001
-	Amount AmountInput `json:"amount"`
+	// Examples: 12.50, 100, 0.000001, 1000000000.00
+	Amount PositiveAmountInput `json:"amount"`
 }
 
 // SimulatePoolDepositParams defines parameters for SimulatePoolDeposit.
@@ -1975,12 +1980,12 @@ type GetOpenAPIDocument200JSONResponseBodyOpenapi string
 
 // ProcessPaymentJSONBody defines parameters for ProcessPayment.
 type ProcessPaymentJSONBody struct {
-	// Amount A USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros.
+	// Amount An AmountInput greater than zero: a USDC decimal string without sign or exponent, at most 6 decimals, no leading zeros, from `0.000001` to `1000000000.00` (the largest amount of one operation). Anything else is refused with 400 `VALIDATION_ERROR` naming the field.
 	//
-	// Examples: 12.50, 100, 0.000001
-	Amount           AmountInput `json:"amount"`
-	ExpiresInSeconds *int        `json:"expires_in_seconds,omitempty"`
-	MerchantId       string      `json:"merchant_id"`
+	// Examples: 12.50, 100, 0.000001, 1000000000.00
+	Amount           PositiveAmountInput `json:"amount"`
+	ExpiresInSeconds *int                `json:"expires_in_seconds,omitempty"`
+	MerchantId       string              `json:"merchant_id"`
 }
 
 // ProcessPaymentParams defines parameters for ProcessPayment.

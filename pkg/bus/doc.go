@@ -10,7 +10,11 @@
 //     applied or skipped, dead-letters one by one, with the reason, what can never be
 //     applied, and hands the rest back to JetStream for redelivery. A poison message, a
 //     permanent error or a panic dead-letters the message that caused it and never blocks the
-//     messages behind it.
+//     messages behind it: a batch that fails is split until the message at fault is alone; one
+//     that fails alone while the handler's database answers (Prober) is retried with backoff
+//     and dead-lettered as an incident after MaxFailures; an outage dead-letters nothing.
+//   - Progress: each consumer's progress (pending, failing, oldest unapplied message, last
+//     settled), behind its gauges and its readiness check (Stalled).
 //   - OrderedReader: the other way to read a stream, for a reader whose position lives in
 //     PostgreSQL with what the messages caused (the webhook dispatcher's intakes): an ordered
 //     consumer (no acknowledgements, no state on the server) read in batches from a sequence,

@@ -121,6 +121,7 @@ func (e *env) table() []string {
 // lifecycle builds payment events for one payment.
 type lifecycle struct {
 	company, env, payment, merchant string
+	amount                          string // "12.50" unless set
 	base                            time.Time
 	expires                         time.Time
 	seq                             int
@@ -128,7 +129,7 @@ type lifecycle struct {
 
 func newLifecycle(company string, base time.Time) *lifecycle {
 	return &lifecycle{company: company, env: "test", payment: uuid.NewString(), merchant: uuid.NewString(),
-		base: base, expires: base.Add(time.Hour)}
+		amount: "12.50", base: base, expires: base.Add(time.Hour)}
 }
 
 func (l *lifecycle) meta() *commonv1.EventMeta {
@@ -150,27 +151,27 @@ func (l *lifecycle) txHash() string {
 
 func (l *lifecycle) created() proto.Message {
 	return &paymentv1.PaymentCreated{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant, MerchantWallet: wallet,
-		Amount: "12.50", Status: "PENDING", ExpiresAt: rfc(l.expires), CreatedAt: rfc(l.base)}
+		Amount: l.amount, Status: "PENDING", ExpiresAt: rfc(l.expires), CreatedAt: rfc(l.base)}
 }
 
 func (l *lifecycle) processing() proto.Message {
 	return &paymentv1.PaymentProcessing{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant,
-		MerchantWallet: wallet, CustomerWallet: customer, Amount: "12.50", TxHash: l.txHash(), Status: "PROCESSING"}
+		MerchantWallet: wallet, CustomerWallet: customer, Amount: l.amount, TxHash: l.txHash(), Status: "PROCESSING"}
 }
 
 func (l *lifecycle) confirmed() proto.Message {
 	return &paymentv1.PaymentConfirmed{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant,
-		MerchantWallet: wallet, CustomerWallet: customer, Amount: "12.50", TxHash: l.txHash(),
+		MerchantWallet: wallet, CustomerWallet: customer, Amount: l.amount, TxHash: l.txHash(),
 		BlockExplorerUrl: "https://basescan.org/tx/" + l.txHash(), Status: "CONFIRMED", ConfirmedAt: rfc(l.base.Add(time.Minute))}
 }
 
 func (l *lifecycle) failed() proto.Message {
-	return &paymentv1.PaymentFailed{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant, Amount: "12.50",
+	return &paymentv1.PaymentFailed{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant, Amount: l.amount,
 		TxHash: l.txHash(), Status: "FAILED", ErrorMessage: "execution reverted"}
 }
 
 func (l *lifecycle) expired() proto.Message {
-	return &paymentv1.PaymentExpired{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant, Amount: "12.50",
+	return &paymentv1.PaymentExpired{Meta: l.meta(), PaymentId: l.payment, MerchantId: l.merchant, Amount: l.amount,
 		Status: "EXPIRED", ExpiredAt: rfc(l.expires)}
 }
 
