@@ -16,6 +16,7 @@ import (
 	"github.com/payplat/platform/services/gateway/migrations"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
+	poolmigrations "github.com/payplat/platform/services/pool/migrations"
 	paymentservice "github.com/payplat/platform/services/payment-projection/service"
 )
 
@@ -60,9 +61,10 @@ func newPaymentGateway(t *testing.T) *paymentStack {
 	return newPaymentGatewayOn(t, testkit.NewDatabase(t, paymentSchemas()...), testkit.NATS(t))
 }
 
-// paymentSchemas are the schemas of the payment stack's database.
+// paymentSchemas are the schemas of the payment stack's database (the pool's too: a payment's
+// admission reads its pool's balance).
 func paymentSchemas() []migrate.Set {
-	return []migrate.Set{migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set()}
+	return []migrate.Set{migrations.Set(), merchantmigrations.Set(), paymentmigrations.Set(), poolmigrations.Set()}
 }
 
 // newPaymentGatewayOn is newPaymentGateway on a database (of paymentSchemas) and a NATS server of
