@@ -16,8 +16,8 @@ import (
 	"github.com/payplat/platform/services/gateway/migrations"
 	merchantmigrations "github.com/payplat/platform/services/merchant/migrations"
 	paymentmigrations "github.com/payplat/platform/services/payment-projection/migrations"
-	poolmigrations "github.com/payplat/platform/services/pool/migrations"
 	paymentservice "github.com/payplat/platform/services/payment-projection/service"
+	poolmigrations "github.com/payplat/platform/services/pool/migrations"
 )
 
 // paymentStack is the real gateway (service.New, on a loopback port) and the real
